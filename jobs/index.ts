@@ -1,0 +1,7 @@
+// Every job the platform runs. Workers register from this list; the outbox sweep re-enqueues by it.
+import type { JobDefinition } from '../src/platform/job.ts'
+import { invoiceRenderJob } from './invoice-render.ts'
+import { outboxSweepJob } from './outbox-sweep.ts'
+import { usageResetJob } from './usage-reset.ts'
+
+export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob]

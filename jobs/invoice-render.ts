@@ -1,0 +1,22 @@
+// invoice-render: renders one stored invoice (single, demo or batch row) into a PDF.
+import { z } from 'zod'
+import { defineJob } from '../src/platform/job.ts'
+import { QueueName } from '../src/platform/queue-names.ts'
+import { renderStoredInvoice } from '../src/invoice/render-invoice.ts'
+
+export const invoiceRenderPayload = z.object({ invoice_id: z.string().min(1).max(64) })
+export type InvoiceRenderPayload = z.infer<typeof invoiceRenderPayload>
+
+/** Single invoices jump ahead of batch rows (BullMQ: lower number = higher priority). */
+export const RENDER_PRIORITY = { single: 1, demo: 1, batch: 10 } as const
+
+export const invoiceRenderJob = defineJob({
+  queue: QueueName.InvoiceRender,
+  schema: invoiceRenderPayload,
+  options: { attempts: 3, backoff: { type: 'exponential', delay: 500 } },
+  concurrency: 2,
+  async process({ invoice_id }, job, platform) {
+    const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
+    return renderStoredInvoice(platform, invoice_id, { finalAttempt, threads: platform.config.RENDER_CONCURRENCY })
+  },
+})

@@ -1,0 +1,32 @@
+// Ingress side of a render: wait (bounded) for the job, then read the outcome from MongoDB, the
+// source of truth. Events only wake the waiter; a lost event costs at most one poll interval.
+import type { Platform } from '../platform/platform.ts'
+import { QueueName } from '../platform/queue-names.ts'
+import { HttpError } from '../platform/http/errors.ts'
+import { getInvoice, markFailed, pdfBytes } from './store.ts'
+
+const POLL_MS = 1_000
+
+export const RENDER_TIMEOUT_MESSAGE = 'Invoice rendering timed out. Please retry; this request was not counted.'
+
+export async function awaitInvoicePdf(platform: Platform, id: string, timeoutMs: number): Promise<Buffer> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const doc = await getInvoice(platform.db, id)
+    if (doc?.status === 'done') return pdfBytes(doc)
+    if (!doc || doc.status === 'failed') {
+      const e = doc?.error ?? { status: 503, message: 'The invoice could not be rendered. Please retry.' }
+      throw new HttpError(e.status, e.message)
+    }
+    const left = deadline - Date.now()
+    if (left <= 0) break
+    await platform.queues.nextSettled(QueueName.InvoiceRender, id, Math.min(left, POLL_MS))
+  }
+  // Timed out: fail it (unless it finished at the last moment) so the quota unit comes back and a
+  // late render is not stored.
+  if (await markFailed(platform.db, id, { status: 504, message: RENDER_TIMEOUT_MESSAGE })) {
+    await platform.queues.queue(QueueName.InvoiceRender).remove(id).catch(() => undefined)
+    throw new HttpError(504, RENDER_TIMEOUT_MESSAGE)
+  }
+  return awaitInvoicePdf(platform, id, 0)
+}

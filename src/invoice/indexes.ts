@@ -1,0 +1,6 @@
+// Every index the invoice service needs.
+import type { IndexSpec } from '../platform/mongo.ts'
+import { usageIndexes } from './quota.ts'
+import { invoiceIndexes } from './store.ts'
+
+export const invoiceServiceIndexes: IndexSpec[] = [usageIndexes, invoiceIndexes]

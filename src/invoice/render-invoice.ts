@@ -1,0 +1,31 @@
+// What an invoice-render job does: load the stored request, fetch its logo, render in the thread
+// pool, store the PDF. Bad input (an unusable logo) fails for good with a 400 the client sees;
+// other errors are retried, and the last attempt fails the invoice with a 503.
+import type { Platform } from '../platform/platform.ts'
+import { PermanentJobError } from '../platform/job.ts'
+import { clock } from '../platform/clock.ts'
+import { fetchLogo, LogoError } from './logo.ts'
+import { renderInPool } from './render-pool.ts'
+import { invoiceBodySchema } from './schema.ts'
+import { markDone, markFailed, markRendering } from './store.ts'
+
+export async function renderStoredInvoice(platform: Platform, id: string, opts: { finalAttempt: boolean; threads: number }): Promise<{ state: string; bytes?: number }> {
+  const { db } = platform
+  const doc = await markRendering(db, id)
+  if (!doc) return { state: 'skipped' } // done, failed or abandoned meanwhile: nothing to do
+  try {
+    const request = invoiceBodySchema.parse(doc.request)
+    const logoDataUrl = request.logo_url ? await fetchLogo(request.logo_url, platform.config.outboundAllowPrivate) : undefined
+    const started = performance.now()
+    const pdf = await renderInPool({ request, logoDataUrl, today: clock.now().toISOString().slice(0, 10) }, opts.threads)
+    const stored = await markDone(db, id, pdf, performance.now() - started)
+    return { state: stored ? 'done' : 'abandoned', bytes: pdf.length }
+  } catch (err) {
+    if (err instanceof LogoError) {
+      await markFailed(db, id, { status: 400, message: err.message })
+      throw new PermanentJobError(err.message)
+    }
+    if (opts.finalAttempt) await markFailed(db, id, { status: 503, message: 'The invoice could not be rendered. Please retry.' })
+    throw err
+  }
+}

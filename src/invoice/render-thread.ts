@@ -1,0 +1,14 @@
+// Entry of a render thread (piscina). Receives a validated request, returns the PDF bytes.
+import { renderInvoicePdf } from './render.ts'
+import type { InvoiceRequest } from './schema.ts'
+
+export interface RenderTask {
+  request: InvoiceRequest
+  logoDataUrl?: string
+  today: string
+}
+
+export default async function render(task: RenderTask): Promise<Uint8Array> {
+  const pdf = await renderInvoicePdf(task.request, { logoDataUrl: task.logoDataUrl, today: task.today })
+  return new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength)
+}

@@ -1,0 +1,110 @@
+// The invoice API (seeds/000): signup, invoice, usage, demo-invoice, subscribe.
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { createAccount } from '../platform/accounts.ts'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { tooMany, unavailable } from '../platform/http/errors.ts'
+import { createLimiter } from '../platform/http/rate-limit.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import { clock, monthKey } from '../platform/clock.ts'
+import { INVOICE_LIMITS } from '../platform/billing/plans.ts'
+import { randomId } from '../platform/ids.ts'
+import { enqueue } from '../platform/job.ts'
+import type { Platform } from '../platform/platform.ts'
+import { invoiceRenderJob, RENDER_PRIORITY } from '../../jobs/invoice-render.ts'
+import { awaitInvoicePdf } from './await-invoice.ts'
+import { release, reserve, used } from './quota.ts'
+import { demoInvoiceSchema, invoiceSchema, signupSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
+import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
+import { subscribe } from './subscribers.ts'
+
+export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
+export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
+
+function sendPdf(ctx: Context, pdf: Buffer, filename: string) {
+  ctx.status = 200
+  ctx.type = 'application/pdf'
+  ctx.set('Content-Disposition', `attachment; filename="${filename}"`)
+  ctx.set('Cache-Control', 'no-store')
+  ctx.body = pdf
+}
+
+/** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
+async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest): Promise<Buffer> {
+  const id = randomId()
+  const now = clock.now()
+  try {
+    await insertInvoice(platform.db, {
+      _id: id,
+      account_id: accountId,
+      kind,
+      request,
+      period,
+      charged: period !== null,
+      created_at: now,
+      expires_at: new Date(now.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000)),
+    })
+  } catch (err) {
+    // Not recorded, so nothing else will give the reserved unit back.
+    if (accountId && period) await release(platform.db, accountId, period)
+    throw err
+  }
+  try {
+    await enqueue(platform, invoiceRenderJob, { invoice_id: id }, { jobId: id, priority: RENDER_PRIORITY[kind] })
+  } catch {
+    await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
+    throw unavailable()
+  }
+  return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS)
+}
+
+export function invoiceRouter(platform: Platform): Router {
+  const router = new Router({ prefix: '/api/v1' })
+  const auth = requireApiKey(platform, 'invoice')
+  const demoLimiter = createLimiter(platform.redis, { name: 'demo-invoice', points: 5, durationSec: 60, message: DEMO_RATE_MESSAGE })
+
+  router.post('/signup', validate(signupSchema), async (ctx) => {
+    const { body } = input(ctx, signupSchema)
+    const { account, apiKey } = await createAccount(platform.db, 'invoice', body.email)
+    ctx.body = { api_key: apiKey, plan: account.plan, monthly_limit: INVOICE_LIMITS[account.plan].monthly_limit }
+  })
+
+  router.post('/invoice', auth, validate(invoiceSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { body } = input(ctx, invoiceSchema)
+    const period = monthKey(clock.now())
+    const limit = INVOICE_LIMITS[account.plan].monthly_limit
+    if (!(await reserve(platform.db, account._id, period, limit))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
+    const pdf = await renderNow(platform, 'single', account._id, period, body)
+    sendPdf(ctx, pdf, 'invoice.pdf')
+  })
+
+  router.get('/usage', auth, async (ctx) => {
+    const account = accountOf(ctx)
+    const limit = INVOICE_LIMITS[account.plan].monthly_limit
+    const count = await used(platform.db, account._id, monthKey(clock.now()))
+    ctx.body = { plan: account.plan, invoices_this_month: count, monthly_limit: limit, remaining: Math.max(0, limit - count) }
+  })
+
+  router.post('/demo-invoice', async (ctx, next) => {
+    await demoLimiter.take(ctx.ip)
+    return next()
+  }, validate(demoInvoiceSchema), async (ctx) => {
+    const { body } = input(ctx, demoInvoiceSchema)
+    const pdf = await renderNow(platform, 'demo', null, null, body)
+    sendPdf(ctx, pdf, 'demo.pdf')
+  })
+
+  router.post('/subscribe', validate(subscribeSchema), async (ctx) => {
+    const { body } = input(ctx, subscribeSchema)
+    await subscribe(platform.db, body.email)
+    ctx.body = { message: 'Subscribed. Thanks for signing up for the newsletter!' }
+  })
+
+  return router
+}
+
+function secondsToNextMonth(): number {
+  const now = clock.now()
+  return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000
+}

@@ -1,0 +1,14 @@
+// The invoice service as the CLI and tests see it.
+import type { ServiceDef } from '../services.ts'
+import { QueueName } from '../platform/queue-names.ts'
+import { createInvoiceApp } from './app.ts'
+import { invoiceServiceIndexes } from './indexes.ts'
+
+export const invoiceService: ServiceDef = {
+  name: 'invoice',
+  port: (c) => c.INVOICE_PORT,
+  basePath: '/api/v1',
+  createApp: createInvoiceApp,
+  indexes: invoiceServiceIndexes,
+  awaits: [QueueName.InvoiceRender],
+}

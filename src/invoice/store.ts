@@ -1,0 +1,83 @@
+// Invoices in MongoDB: the request as accepted, its state, and the rendered PDF. A render is
+// stored only while its invoice is still wanted (queued/rendering), so an abandoned request is
+// never charged; the quota unit of a failed invoice is released exactly once.
+import { Binary, type Db } from 'mongodb'
+import { clock } from '../platform/clock.ts'
+import type { IndexSpec } from '../platform/mongo.ts'
+import { release } from './quota.ts'
+import type { InvoiceRequest } from './schema.ts'
+
+export type InvoiceStatus = 'queued' | 'rendering' | 'done' | 'failed'
+export type InvoiceKind = 'single' | 'demo' | 'batch'
+
+export interface InvoiceDoc {
+  _id: string
+  account_id: string | null
+  kind: InvoiceKind
+  batch_id?: string
+  row?: number
+  status: InvoiceStatus
+  request: InvoiceRequest
+  /** Quota period charged, while `charged` is true. */
+  period: string | null
+  charged: boolean
+  created_at: Date
+  updated_at: Date
+  expires_at: Date
+  pdf?: Binary
+  size_bytes?: number
+  render_ms?: number
+  error?: { status: number; message: string }
+}
+
+export const invoiceIndexes: IndexSpec = {
+  collection: 'invoices',
+  indexes: [
+    { key: { account_id: 1, created_at: -1 }, name: 'account_created' },
+    { key: { batch_id: 1, row: 1 }, name: 'batch_row', partialFilterExpression: { batch_id: { $exists: true } } },
+    { key: { status: 1, updated_at: 1 }, name: 'status_updated' },
+    { key: { expires_at: 1 }, name: 'expires_at' },
+  ],
+}
+
+export const invoices = (db: Db) => db.collection<InvoiceDoc>('invoices')
+
+export const OPEN: InvoiceStatus[] = ['queued', 'rendering']
+
+export async function insertInvoice(db: Db, doc: Omit<InvoiceDoc, 'updated_at' | 'status'>): Promise<void> {
+  await invoices(db).insertOne({ ...doc, status: 'queued', updated_at: clock.now() })
+}
+
+export async function markRendering(db: Db, id: string): Promise<InvoiceDoc | null> {
+  return invoices(db).findOneAndUpdate({ _id: id, status: { $in: OPEN } }, { $set: { status: 'rendering', updated_at: clock.now() } }, { returnDocument: 'after' })
+}
+
+/** Store the PDF unless the invoice was abandoned meanwhile. */
+export async function markDone(db: Db, id: string, pdf: Buffer, renderMs: number): Promise<boolean> {
+  const r = await invoices(db).updateOne(
+    { _id: id, status: { $in: OPEN } },
+    { $set: { status: 'done', pdf: new Binary(pdf), size_bytes: pdf.length, render_ms: Math.round(renderMs), updated_at: clock.now() } },
+  )
+  return r.modifiedCount === 1
+}
+
+/** Fail an open invoice and give back its quota unit (once, whoever calls first). */
+export async function markFailed(db: Db, id: string, error: { status: number; message: string }): Promise<boolean> {
+  const r = await invoices(db).updateOne({ _id: id, status: { $in: OPEN } }, { $set: { status: 'failed', error, updated_at: clock.now() } })
+  await releaseIfFailed(db, id)
+  return r.modifiedCount === 1
+}
+
+export async function releaseIfFailed(db: Db, id: string): Promise<void> {
+  const doc = await invoices(db).findOneAndUpdate({ _id: id, status: 'failed', charged: true }, { $set: { charged: false } })
+  if (doc?.account_id && doc.period) await release(db, doc.account_id, doc.period)
+}
+
+export async function getInvoice(db: Db, id: string): Promise<InvoiceDoc | null> {
+  return invoices(db).findOne({ _id: id })
+}
+
+export function pdfBytes(doc: InvoiceDoc): Buffer {
+  const b = doc.pdf!
+  return Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength)
+}

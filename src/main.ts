@@ -1,0 +1,155 @@
+// CLI entry. One build serves every role:
+//   start                                   everything on embedded defaults (or REDIS_URL/MONGO_URL)
+//   api --service invoice[,flags,webhooks]  HTTP APIs only
+//   worker [--queues a,b] [--concurrency N] job processors only
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Server } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { ALL_INDEXES, SERVICES, serviceByName, type ServiceDef } from './services.ts'
+import { loadConfig, type Config } from './platform/config.ts'
+import { ensureInfra } from './platform/embedded/index.ts'
+import { logger } from './platform/logger.ts'
+import { createPlatform, type Platform } from './platform/platform.ts'
+import { startWorkers } from '../workers/main.ts'
+
+type Stopper = () => Promise<void>
+
+export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
+  for (const q of svc.awaits) await platform.queues.listen(q)
+  const app = svc.createApp(platform)
+  const server = app.listen(port, platform.config.HOST)
+  await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
+  // Keep-alive longer than typical load balancers' idle timeout.
+  server.keepAliveTimeout = 65_000
+  return server
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((res) => {
+    server.close(() => res())
+    server.closeIdleConnections()
+  })
+}
+
+function onShutdown(config: Config, stop: Stopper): void {
+  let stopping = false
+  const handler = (sig: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ sig }, 'shutting down')
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, config.SHUTDOWN_TIMEOUT_MS + 2_000)
+    force.unref()
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err: String(err) }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', () => handler('SIGINT'))
+  process.on('SIGTERM', () => handler('SIGTERM'))
+}
+
+function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess {
+  const entry = fileURLToPath(import.meta.url)
+  const child = spawn(process.execPath, [...process.execArgv, entry, 'worker'], {
+    env: { ...env, QW_ROLE: `worker-${index}` },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  child.on('exit', (code, sig) => {
+    if (code !== 0 && sig !== 'SIGTERM') logger.error({ code, sig, index }, 'worker process exited')
+  })
+  return child
+}
+
+async function cmdStart(config: Config): Promise<void> {
+  const infra = await ensureInfra(config)
+  const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
+  const servers: Server[] = []
+  for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
+  const env = { ...process.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
+  const children = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => spawnWorkerProcess(env, i))
+  // With no worker processes asked for, run the workers here (render still uses its own threads).
+  const inline = config.WORKER_PROCESSES === 0 ? await startWorkers(platform) : null
+
+  console.log('\nqueueworks is running:')
+  for (const svc of SERVICES) console.log(`  ${svc.name.padEnd(9)} http://localhost:${svc.port(config)}${svc.basePath}`)
+  console.log(`  workers   ${config.WORKER_PROCESSES || 'in-process'} process(es)`)
+  console.log(`  redis     ${infra.redisUrl}${infra.embedded.redis ? ' (embedded)' : ''}`)
+  console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded, data is not kept)' : ''}`)
+  console.log('Press Ctrl-C to stop.\n')
+
+  onShutdown(config, async () => {
+    await Promise.all(servers.map(closeServer))
+    await Promise.all(
+      children.map((c) => new Promise<void>((res) => (c.exitCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
+    )
+    await inline?.close()
+    await platform.close()
+    await infra.stop()
+  })
+}
+
+function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl: string } {
+  if (!config.REDIS_URL || !config.MONGO_URL) {
+    throw new Error(`the ${role} role needs REDIS_URL and MONGO_URL (use "start" for embedded defaults)`)
+  }
+  return { redisUrl: config.REDIS_URL, mongoUrl: config.MONGO_URL }
+}
+
+async function cmdApi(config: Config, names: string[]): Promise<void> {
+  const services = names.map(serviceByName)
+  const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES })
+  const servers = await Promise.all(services.map((s) => listen(platform, s, s.port(config))))
+  for (const s of services) logger.info({ service: s.name, port: s.port(config) }, 'api listening')
+  onShutdown(config, async () => {
+    await Promise.all(servers.map(closeServer))
+    await platform.close()
+  })
+}
+
+async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
+  const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
+  const running = await startWorkers(platform, { queues, concurrency })
+  onShutdown(config, async () => {
+    await running.close()
+    await platform.close()
+  })
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv
+  const { values } = parseArgs({
+    args: rest,
+    options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' } },
+    allowPositionals: false,
+  })
+  const config = loadConfig()
+  const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : [])
+  switch (cmd) {
+    case 'start':
+      return cmdStart(config)
+    case 'api':
+      return cmdApi(config, values.service ? list(values.service) : SERVICES.map((s) => s.name))
+    case 'worker': {
+      const n = values.concurrency ? Number(values.concurrency) : undefined
+      if (n !== undefined && !(Number.isInteger(n) && n > 0 && n <= 256)) throw new Error('--concurrency must be an integer from 1 to 256')
+      return cmdWorker(config, list(values.queues), n)
+    }
+    default:
+      console.error('usage: main.ts start | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]')
+      process.exit(2)
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main(process.argv.slice(2)).catch((err) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,58 @@
+// Environment parsed once, by one zod schema. Bad config fails at start naming the variable.
+import { z } from 'zod'
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes')
+
+const port = z.coerce.number().int().min(0).max(65535)
+const ms = z.coerce.number().int().min(1)
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HOST: z.string().default('127.0.0.1'),
+  INVOICE_PORT: port.default(3001),
+  FLAGS_PORT: port.default(3002),
+  WEBHOOKS_PORT: port.default(3003),
+  /** Public base addresses, used in URLs the services hand out (capture URLs, checkout return pages). */
+  INVOICE_PUBLIC_URL: z.url().optional(),
+  FLAGS_PUBLIC_URL: z.url().optional(),
+  WEBHOOKS_PUBLIC_URL: z.url().optional(),
+  /** Unset → a private redis-server child process is started. */
+  REDIS_URL: z.string().optional(),
+  /** Unset → the embedded in-memory MongoDB-compatible engine is started. */
+  MONGO_URL: z.string().optional(),
+  MONGO_DB: z.string().min(1).default('queueworks'),
+  /** Redis key prefix of every BullMQ queue (lets several deployments share one Redis). */
+  QUEUE_PREFIX: z.string().min(1).default('qw'),
+  /** Honour X-Forwarded-For (only behind a proxy you control). */
+  TRUST_PROXY: bool.default(false),
+  /** Allow outbound requests to loopback/private addresses. Defaults to true outside production. */
+  OUTBOUND_ALLOW_PRIVATE: bool.optional(),
+  /** How long an invoice request waits for its render job. */
+  RENDER_TIMEOUT_MS: ms.default(30_000),
+  /** BullMQ lock duration; a job whose worker died is retried after about this long. */
+  JOB_LOCK_MS: ms.default(30_000),
+  /** Worker processes `start` spawns, and their render concurrency. */
+  WORKER_PROCESSES: z.coerce.number().int().min(0).max(64).default(1),
+  RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** Grace period for draining on SIGTERM. */
+  SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+})
+
+export type Config = z.infer<typeof schema> & { outboundAllowPrivate: boolean }
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const parsed = schema.safeParse(present)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    throw new Error(`Invalid configuration: ${issue.path.join('.')}: ${issue.message}`)
+  }
+  const c = parsed.data
+  return { ...c, outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE ?? c.NODE_ENV !== 'production' }
+}

@@ -1,0 +1,113 @@
+// The HTTP kit every service's Koa app is built from: request ids, access logs, JSON errors
+// (never a stack trace, never a 500 for a client's mistake), JSON body parsing with a size cap,
+// and JSON 404/405 for unknown routes.
+import { bodyParser } from '@koa/bodyparser'
+import Koa, { type Context, type Next } from 'koa'
+import { randomUUID } from 'node:crypto'
+import { logger } from '../logger.ts'
+import { HttpError } from './errors.ts'
+
+export type RequestHook = (ctx: Context, ms: number) => void
+const requestHooks: RequestHook[] = []
+/** Observers (metrics) of every finished request. */
+export function onRequestDone(h: RequestHook): void {
+  requestHooks.push(h)
+}
+
+const STATUS_MESSAGES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Request body too large',
+  415: 'Unsupported media type',
+}
+
+function clientMessage(err: any): string {
+  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && /JSON|Unexpected/i.test(String(err?.message)))) {
+    return 'Malformed JSON body'
+  }
+  if (err?.type === 'entity.too.large' || err?.status === 413) return 'Request body too large'
+  if (err?.type === 'encoding.unsupported' || err?.status === 415) return 'Unsupported content encoding'
+  if (err?.expose && typeof err.message === 'string') return err.message
+  return STATUS_MESSAGES[err?.status] ?? 'Bad request'
+}
+
+async function errors(ctx: Context, next: Next) {
+  try {
+    await next()
+    if (ctx.status === 404 && ctx.body == null) {
+      ctx.status = 404
+      ctx.body = { error: 'Not found' }
+    } else if (ctx.status === 405 && ctx.body == null) {
+      ctx.body = { error: 'Method not allowed' }
+    }
+  } catch (err: any) {
+    if (err instanceof HttpError) {
+      ctx.status = err.status
+      ctx.set(err.headers)
+      ctx.body = { error: err.message, ...err.extra }
+    } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
+      ctx.status = err.status
+      ctx.body = { error: clientMessage(err) }
+    } else {
+      ctx.status = 500
+      ctx.body = { error: 'Internal server error' }
+      ctx.state.error = err
+    }
+    if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: err?.stack ?? String(err) }, 'request failed')
+  }
+}
+
+function requestContext(service: string) {
+  return async (ctx: Context, next: Next) => {
+    const started = performance.now()
+    const incoming = ctx.get('x-request-id')
+    ctx.state.reqId = /^[\w.-]{8,64}$/.test(incoming) ? incoming : randomUUID()
+    ctx.set('X-Request-Id', ctx.state.reqId)
+    try {
+      await next()
+    } finally {
+      const ms = performance.now() - started
+      for (const h of requestHooks) h(ctx, ms)
+      const level = ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
+      logger[level](
+        { service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) },
+        'request',
+      )
+    }
+  }
+}
+
+/** JSON APIs refuse other media types instead of silently seeing an empty body. */
+function requireJson(ctx: Context, next: Next) {
+  if (['POST', 'PUT', 'PATCH'].includes(ctx.method) && ctx.request.length !== 0 && ctx.get('content-length') !== '0') {
+    const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
+    if (hasBody && !ctx.is('json') && !ctx.is('application/x-ndjson')) {
+      throw new HttpError(415, 'Content-Type must be application/json')
+    }
+  }
+  return next()
+}
+
+export interface AppOptions {
+  service: string
+  /** Max JSON body size (e.g. '1mb'). */
+  jsonLimit?: string
+  /** Paths whose body is not parsed as JSON (raw capture, signed webhooks parse their own). */
+  rawPath?: (path: string) => boolean
+  trustProxy?: boolean
+}
+
+export function createApp(opts: AppOptions): Koa {
+  const app = new Koa({ proxy: opts.trustProxy ?? false })
+  app.silent = true
+  const raw = opts.rawPath ?? (() => false)
+  const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
+  app.use(requestContext(opts.service))
+  app.use(errors)
+  app.use((ctx, next) => {
+    if (raw(ctx.path)) return next()
+    return requireJson(ctx, () => parser(ctx, next))
+  })
+  return app
+}

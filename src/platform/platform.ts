@@ -1,0 +1,48 @@
+// The process-wide context every route, job and script receives: config, connections, queues.
+// Built once per process (or per test file), closed once.
+import type { Db, MongoClient } from 'mongodb'
+import type { Redis } from 'ioredis'
+import type { Config } from './config.ts'
+import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
+import { QueueRegistry } from './queues.ts'
+import { createRedis, redisReady } from './redis.ts'
+
+export interface Platform {
+  config: Config
+  redisUrl: string
+  mongoUrl: string
+  mongo: MongoClient
+  db: Db
+  /** Fail-fast connection for request paths: rate limits, caches, queue producers. */
+  redis: Redis
+  queues: QueueRegistry
+  close(): Promise<void>
+}
+
+export async function createPlatform(opts: {
+  config: Config
+  redisUrl: string
+  mongoUrl: string
+  indexes: IndexSpec[]
+}): Promise<Platform> {
+  const { config, redisUrl, mongoUrl } = opts
+  const { client, db } = await connectMongo(mongoUrl, config.MONGO_DB)
+  await ensureIndexes(db, opts.indexes)
+  const redis = createRedis(redisUrl, 'producer')
+  await redisReady(redis)
+  const queues = new QueueRegistry(redisUrl, config.QUEUE_PREFIX, redis)
+  return {
+    config,
+    redisUrl,
+    mongoUrl,
+    mongo: client,
+    db,
+    redis,
+    queues,
+    async close() {
+      await queues.close()
+      redis.disconnect()
+      await client.close()
+    },
+  }
+}

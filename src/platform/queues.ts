@@ -1,0 +1,96 @@
+// The one place that builds queues: one Queue and one QueueEvents per queue per process, created
+// at start, with default job options, and one completed/failed listener per queue that feeds a
+// map of job id → waiters (job.waitUntilFinished adds listeners per call and can miss events).
+import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { logger } from './logger.ts'
+import type { QueueName } from './queue-names.ts'
+import { createRedis } from './redis.ts'
+
+/** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  removeOnComplete: { age: 3_600, count: 1_000 },
+  removeOnFail: { age: 7 * 24 * 3_600, count: 5_000 },
+}
+
+export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event: 'failed'; failedReason: string }
+
+type Waiter = (s: JobSettled) => void
+
+export class QueueRegistry {
+  private readonly queues = new Map<QueueName, Queue>()
+  private readonly events = new Map<QueueName, { ev: QueueEvents; conn: Redis }>()
+  private readonly waiters = new Map<string, Set<Waiter>>()
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly prefix: string,
+    /** Fail-fast connection shared by every Queue (producers). */
+    private readonly producer: Redis,
+  ) {}
+
+  queue(name: QueueName): Queue {
+    let q = this.queues.get(name)
+    if (!q) {
+      q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS })
+      q.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue error'))
+      this.queues.set(name, q)
+    }
+    return q
+  }
+
+  /** Start listening for completions of `name` (call at start for queues whose results are awaited). */
+  async listen(name: QueueName): Promise<void> {
+    if (this.events.has(name)) return
+    const conn = createRedis(this.redisUrl, 'blocking')
+    const ev = new QueueEvents(name, {
+      connection: conn,
+      prefix: this.prefix,
+      autorun: true,
+    })
+    ev.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue events error'))
+    ev.on('completed', ({ jobId, returnvalue }) => this.settle(name, jobId, { event: 'completed', returnvalue }))
+    ev.on('failed', ({ jobId, failedReason }) => this.settle(name, jobId, { event: 'failed', failedReason }))
+    this.events.set(name, { ev, conn })
+    await ev.waitUntilReady()
+  }
+
+  private settle(name: QueueName, jobId: string, s: JobSettled): void {
+    const set = this.waiters.get(`${name}:${jobId}`)
+    if (!set) return
+    for (const w of set) w(s)
+  }
+
+  /**
+   * Resolve with the next completed/failed event of the job, or null after timeoutMs.
+   * A null is not a verdict: callers look the result up in MongoDB, the source of truth.
+   */
+  nextSettled(name: QueueName, jobId: string, timeoutMs: number): Promise<JobSettled | null> {
+    if (!this.events.has(name)) throw new Error(`queue ${name} is not listened to in this process`)
+    const key = `${name}:${jobId}`
+    return new Promise((resolve) => {
+      let set = this.waiters.get(key)
+      if (!set) this.waiters.set(key, (set = new Set()))
+      const done = (s: JobSettled | null) => {
+        clearTimeout(timer)
+        set!.delete(done)
+        if (set!.size === 0) this.waiters.delete(key)
+        resolve(s)
+      }
+      const timer = setTimeout(() => done(null), timeoutMs)
+      set.add(done)
+    })
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(
+      [...this.events.values()].map(async ({ ev, conn }) => {
+        await ev.close()
+        conn.disconnect()
+      }),
+    )
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()))
+    this.events.clear()
+    this.queues.clear()
+  }
+}

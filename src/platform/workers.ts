@@ -1,0 +1,76 @@
+// The one place that registers workers: payload validation, logging, error handling, scheduler
+// upserts and a bounded graceful close are the same for every queue.
+import { Worker, type Job } from 'bullmq'
+import type { JobDefinition } from './job.ts'
+import { PermanentJobError } from './job.ts'
+import { logger } from './logger.ts'
+import type { Platform } from './platform.ts'
+import type { Redis } from 'ioredis'
+import { createRedis } from './redis.ts'
+
+export interface RegisteredWorker {
+  queue: string
+  worker: Worker
+  connection: Redis
+}
+
+export type JobHook = (queue: string, job: Job, outcome: 'completed' | 'failed', ms: number) => void
+const hooks: JobHook[] = []
+/** Observers (metrics) of every processed job. */
+export function onJobProcessed(h: JobHook): void {
+  hooks.push(h)
+}
+
+export async function registerWorker(
+  platform: Platform,
+  def: JobDefinition,
+  opts: { concurrency?: number } = {},
+): Promise<RegisteredWorker> {
+  const log = logger.child({ queue: def.queue })
+  const connection = createRedis(platform.redisUrl, 'blocking')
+  const worker = new Worker(
+    def.queue,
+    async (job) => {
+      const parsed = def.schema.safeParse(job.data)
+      if (!parsed.success) throw new PermanentJobError(`invalid payload: ${parsed.error.issues[0]?.message}`)
+      const started = performance.now()
+      try {
+        const result = await def.process(parsed.data, job, platform)
+        for (const h of hooks) h(def.queue, job, 'completed', performance.now() - started)
+        return result
+      } catch (err) {
+        for (const h of hooks) h(def.queue, job, 'failed', performance.now() - started)
+        throw err
+      }
+    },
+    {
+      connection,
+      prefix: platform.config.QUEUE_PREFIX,
+      concurrency: opts.concurrency ?? def.concurrency ?? 1,
+      lockDuration: platform.config.JOB_LOCK_MS,
+      stalledInterval: platform.config.JOB_LOCK_MS,
+      maxStalledCount: 2,
+    },
+  )
+  worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'))
+  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'))
+  if (def.scheduler) {
+    const { id, every, pattern, payload } = def.scheduler
+    await platform.queues
+      .queue(def.queue)
+      .upsertJobScheduler(id, every ? { every } : { pattern, tz: 'UTC' }, { name: def.queue, data: payload, opts: def.options })
+  }
+  await worker.waitUntilReady()
+  return { queue: def.queue, worker, connection }
+}
+
+/** Close workers, letting active jobs finish for at most timeoutMs, then force. */
+export async function closeWorkers(workers: RegisteredWorker[], timeoutMs: number): Promise<void> {
+  const graceful = Promise.allSettled(workers.map((w) => w.worker.close()))
+  const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref())
+  if ((await Promise.race([graceful, timer])) === 'timeout') {
+    logger.warn('workers did not finish in time; forcing close')
+    await Promise.allSettled(workers.map((w) => w.worker.close(true)))
+  }
+  for (const w of workers) w.connection.disconnect()
+}

@@ -1,0 +1,31 @@
+// Every service the platform runs, and everything they need from MongoDB.
+import type Koa from 'koa'
+import { accountIndexes } from './platform/accounts.ts'
+import type { Service } from './platform/billing/plans.ts'
+import type { Config } from './platform/config.ts'
+import type { IndexSpec } from './platform/mongo.ts'
+import { outboxIndexes } from './platform/outbox.ts'
+import type { Platform } from './platform/platform.ts'
+import type { QueueName } from './platform/queue-names.ts'
+import { invoiceService } from './invoice/service.ts'
+
+export interface ServiceDef {
+  name: Service
+  port(config: Config): number
+  /** Path prefix of the service's API as documented (the invoice base URL includes /api/v1). */
+  basePath: string
+  createApp(platform: Platform): Koa
+  indexes: IndexSpec[]
+  /** Queues whose job results this service's requests wait for (one QueueEvents each). */
+  awaits: QueueName[]
+}
+
+export const SERVICES: ServiceDef[] = [invoiceService]
+
+export function serviceByName(name: string): ServiceDef {
+  const s = SERVICES.find((x) => x.name === name)
+  if (!s) throw new Error(`unknown service "${name}" (known: ${SERVICES.map((x) => x.name).join(', ')})`)
+  return s
+}
+
+export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...SERVICES.flatMap((s) => s.indexes)]

@@ -1,0 +1,38 @@
+// Worker process entry: registers the chosen queues' processors (all by default) with their
+// concurrency, upserts job schedulers, and closes gracefully. Operators scale by running more of
+// these, each with its own --queues and --concurrency.
+import { JOBS } from '../jobs/index.ts'
+import type { Platform } from '../src/platform/platform.ts'
+import { closeWorkers, registerWorker, type RegisteredWorker } from '../src/platform/workers.ts'
+import { closeRenderPool } from '../src/invoice/render-pool.ts'
+import { logger } from '../src/platform/logger.ts'
+
+export interface WorkerOptions {
+  /** Queue names to serve; empty = all. */
+  queues?: string[]
+  /** Concurrency for every chosen queue (default: each job's own). */
+  concurrency?: number
+}
+
+export interface RunningWorkers {
+  workers: RegisteredWorker[]
+  close(timeoutMs?: number): Promise<void>
+}
+
+export async function startWorkers(platform: Platform, opts: WorkerOptions = {}): Promise<RunningWorkers> {
+  const wanted = opts.queues?.length ? opts.queues : JOBS.map((j) => j.queue)
+  const unknown = wanted.filter((q) => !JOBS.some((j) => j.queue === q))
+  if (unknown.length) throw new Error(`unknown queue(s): ${unknown.join(', ')} (known: ${JOBS.map((j) => j.queue).join(', ')})`)
+  const workers: RegisteredWorker[] = []
+  for (const def of JOBS.filter((j) => wanted.includes(j.queue))) {
+    workers.push(await registerWorker(platform, def, { concurrency: opts.concurrency }))
+  }
+  logger.info({ queues: workers.map((w) => w.queue), concurrency: opts.concurrency ?? 'per job' }, 'workers started')
+  return {
+    workers,
+    async close(timeoutMs = platform.config.SHUTDOWN_TIMEOUT_MS) {
+      await closeWorkers(workers, timeoutMs)
+      await closeRenderPool()
+    },
+  }
+}
