@@ -1,0 +1,38 @@
+// Plain HTTP calls against a running service, returning status, headers and parsed body.
+export interface Res {
+  status: number
+  headers: Headers
+  body: Buffer
+  json: any
+  text: string
+}
+
+export async function call(
+  method: string,
+  url: string,
+  opts: { json?: unknown; raw?: string | Buffer; key?: string; headers?: Record<string, string> } = {},
+): Promise<Res> {
+  const headers: Record<string, string> = { ...opts.headers }
+  let body: string | Buffer | undefined
+  if (opts.json !== undefined) {
+    headers['content-type'] ??= 'application/json'
+    body = JSON.stringify(opts.json)
+  } else if (opts.raw !== undefined) {
+    headers['content-type'] ??= 'application/json'
+    body = opts.raw
+  }
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`
+  const r = await fetch(url, { method, headers, body })
+  const buf = Buffer.from(await r.arrayBuffer())
+  const text = buf.toString('utf8')
+  let json: any
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: r.status, headers: r.headers, body: buf, json, text }
+}
+
+export const post = (url: string, json?: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) => call('POST', url, { ...opts, json })
+export const get = (url: string, opts: { key?: string; headers?: Record<string, string> } = {}) => call('GET', url, opts)

@@ -1,0 +1,85 @@
+// A running system for one test file: the chosen services on free ports, workers in-process (or
+// as separate processes via spawnWorker), a fresh MongoDB database and queue prefix, all real.
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { listen } from '../../src/main.ts'
+import { ALL_INDEXES, SERVICES } from '../../src/services.ts'
+import type { Service } from '../../src/platform/billing/plans.ts'
+import { loadConfig, type Config } from '../../src/platform/config.ts'
+import { createPlatform, type Platform } from '../../src/platform/platform.ts'
+import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/main.ts'
+
+export interface TestSystem {
+  platform: Platform
+  config: Config
+  /** Base URL of each started service, including its documented base path (invoice: …/api/v1). */
+  url: Record<string, string>
+  /** Host root of each started service (http://127.0.0.1:PORT). */
+  root: Record<string, string>
+  workers: RunningWorkers | null
+  env: Record<string, string>
+  stop(): Promise<void>
+}
+
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const id = randomBytes(5).toString('hex')
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    REDIS_URL: process.env.TEST_REDIS_URL!,
+    MONGO_URL: process.env.TEST_MONGO_URL!,
+    MONGO_DB: `t_${id}`,
+    QUEUE_PREFIX: `t_${id}`,
+    JOB_LOCK_MS: '3000',
+    RENDER_TIMEOUT_MS: '20000',
+    ...extra,
+  }
+}
+
+export async function startSystem(
+  opts: { services?: Service[]; workers?: boolean | WorkerOptions; env?: Record<string, string> } = {},
+): Promise<TestSystem> {
+  const env = testEnv(opts.env)
+  const config = loadConfig({ ...process.env, ...env })
+  const platform = await createPlatform({ config, redisUrl: env.REDIS_URL!, mongoUrl: env.MONGO_URL!, indexes: ALL_INDEXES })
+  const servers: Server[] = []
+  const url: Record<string, string> = {}
+  const root: Record<string, string> = {}
+  for (const svc of SERVICES.filter((s) => !opts.services || opts.services.includes(s.name))) {
+    const server = await listen(platform, svc, 0)
+    servers.push(server)
+    root[svc.name] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    url[svc.name] = root[svc.name] + svc.basePath
+  }
+  const workers = opts.workers === false ? null : await startWorkers(platform, opts.workers === true || !opts.workers ? {} : opts.workers)
+  return {
+    platform,
+    config,
+    url,
+    root,
+    workers,
+    env,
+    async stop() {
+      await Promise.all(servers.map((s) => new Promise<void>((r) => { s.close(() => r()); s.closeAllConnections() })))
+      await workers?.close(2_000)
+      await platform.close()
+    },
+  }
+}
+
+/** A worker as its own OS process (`src/main.ts worker`), for kill and scaling tests. */
+export function spawnWorker(env: Record<string, string>, args: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout!.resume()
+  child.stderr!.on('data', (b) => process.env.DEBUG_WORKERS && process.stderr.write(b))
+  return child
+}
+
+export function waitForExit(child: ChildProcess): Promise<number | null> {
+  return new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))))
+}
