@@ -22,7 +22,7 @@ export async function call(
     body = opts.raw
   }
   if (opts.key) headers.authorization = `Bearer ${opts.key}`
-  const r = await fetch(url, { method, headers, body })
+  const r = await fetch(url, { method, headers, body: body as BodyInit | undefined })
   const buf = Buffer.from(await r.arrayBuffer())
   const text = buf.toString('utf8')
   let json: any
