@@ -61,7 +61,7 @@ async function renderNow(platform: Platform, kind: InvoiceKind, accountId: strin
 export function invoiceRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   const auth = requireApiKey(platform, 'invoice')
-  const demoLimiter = createLimiter(platform.redis, { name: 'demo-invoice', points: 5, durationSec: 60, message: DEMO_RATE_MESSAGE })
+  const demoLimiter = createLimiter(platform.redis, { name: 'demo-invoice', namespace: platform.config.QUEUE_PREFIX, points: 5, durationSec: 60, message: DEMO_RATE_MESSAGE })
 
   router.post('/signup', validate(signupSchema), async (ctx) => {
     const { body } = input(ctx, signupSchema)

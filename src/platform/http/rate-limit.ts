@@ -8,10 +8,20 @@ export interface Limiter {
   take(key: string): Promise<void>
 }
 
-export function createLimiter(redis: Redis, opts: { name: string; points: number; durationSec: number; message: string }): Limiter {
+export function createLimiter(
+  redis: Redis,
+  opts: {
+    name: string
+    points: number
+    durationSec: number
+    message: string
+    /** Deployment namespace (pass config.QUEUE_PREFIX) so deployments or test files sharing one Redis keep separate budgets. */
+    namespace?: string
+  },
+): Limiter {
   const rl = new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `rl:${opts.name}`,
+    keyPrefix: `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}`,
     points: opts.points,
     duration: opts.durationSec,
   })
