@@ -32,6 +32,8 @@ const schema = z.object({
   OUTBOUND_ALLOW_PRIVATE: bool.optional(),
   /** How long an invoice request waits for its render job. */
   RENDER_TIMEOUT_MS: ms.default(30_000),
+  /** Days a stored invoice (single or batch row) is kept before the invoices-expire job removes it. */
+  INVOICE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** BullMQ lock duration; a job whose worker died is retried after about this long. */
   JOB_LOCK_MS: ms.default(30_000),
   /** Worker processes `start` spawns, and their render concurrency. */

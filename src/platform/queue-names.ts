@@ -7,6 +7,9 @@ export const QueueName = {
   UsageReset: 'usage-reset',
   PaymentReconcile: 'payment-reconcile',
   OutboxSweep: 'outbox-sweep',
+  InvoiceBatchWatch: 'invoice-batch-watch',
+  InvoiceBatchCallback: 'invoice-batch-callback',
+  InvoicesExpire: 'invoices-expire',
 } as const
 
 export type QueueName = (typeof QueueName)[keyof typeof QueueName]
