@@ -8,6 +8,10 @@ export const MAX_LOGO_BYTES = 2 * 1024 * 1024
 
 export class LogoError extends Error {}
 
+/** Raised by the render thread (matched by message: errors cross the thread boundary as plain Errors)
+ *  when a logo has PNG/JPEG magic bytes but cannot be decoded. */
+export const INVALID_LOGO = 'logo_url is not a valid PNG or JPEG image'
+
 type Entry = { ok: true; dataUrl: string } | { ok: false; message: string }
 
 const cache = new LRUCache<string, Entry>({ max: 200, maxSize: 64 * 1024 * 1024, sizeCalculation: (e) => (e.ok ? e.dataUrl.length : 64), ttl: 10 * 60_000 })
@@ -42,15 +46,17 @@ async function load(url: string, allowPrivate: boolean): Promise<Entry> {
 
 /** The logo as a data: URL, or a LogoError naming why it cannot be used. */
 export async function fetchLogo(url: string, allowPrivate: boolean): Promise<string> {
-  let entry = cache.get(url)
+  // The policy is part of the key: a logo fetched under one SSRF policy is never served under another.
+  const key = `${allowPrivate ? 'any' : 'public'} ${url}`
+  let entry = cache.get(key)
   if (!entry) {
-    let p = inflight.get(url)
+    let p = inflight.get(key)
     if (!p) {
-      p = load(url, allowPrivate).finally(() => inflight.delete(url))
-      inflight.set(url, p)
+      p = load(url, allowPrivate).finally(() => inflight.delete(key))
+      inflight.set(key, p)
     }
     entry = await p
-    cache.set(url, entry, entry.ok ? {} : { ttl: 30_000 })
+    cache.set(key, entry, entry.ok ? {} : { ttl: 30_000 })
   }
   if (!entry.ok) throw new LogoError(entry.message)
   return entry.dataUrl

@@ -4,7 +4,7 @@
 import type { Platform } from '../platform/platform.ts'
 import { PermanentJobError } from '../platform/job.ts'
 import { clock } from '../platform/clock.ts'
-import { fetchLogo, LogoError } from './logo.ts'
+import { fetchLogo, INVALID_LOGO, LogoError } from './logo.ts'
 import { renderInPool } from './render-pool.ts'
 import { invoiceBodySchema } from './schema.ts'
 import { markDone, markFailed, markRendering } from './store.ts'
@@ -21,7 +21,7 @@ export async function renderStoredInvoice(platform: Platform, id: string, opts: 
     const stored = await markDone(db, id, pdf, performance.now() - started)
     return { state: stored ? 'done' : 'abandoned', bytes: pdf.length }
   } catch (err) {
-    if (err instanceof LogoError) {
+    if (err instanceof LogoError || (err instanceof Error && err.message === INVALID_LOGO)) {
       await markFailed(db, id, { status: 400, message: err.message })
       throw new PermanentJobError(err.message)
     }

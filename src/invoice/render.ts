@@ -2,6 +2,7 @@
 // the render thread pool of worker processes (render-pool.ts), never on an HTTP event loop.
 import pdfmake from 'pdfmake'
 import { buildInvoiceDocument, type BuildOptions } from './document.ts'
+import { INVALID_LOGO } from './logo.ts'
 import { embeddedFontFiles, pdfmakeFonts, STANDARD_FONT_FILES } from './fonts.ts'
 import type { InvoiceRequest } from './schema.ts'
 
@@ -14,6 +15,27 @@ const vfs = (pdfmake as unknown as { virtualfs: { writeFileSync(name: string, da
 let vfsLoaded = false
 
 export async function renderInvoicePdf(req: InvoiceRequest, opts: BuildOptions): Promise<Buffer> {
+  try {
+    return await render(req, opts)
+  } catch (err) {
+    // A logo with the right magic bytes can still be corrupt. That is the client's input, not a
+    // transient failure: say so (400) instead of retrying. The probe runs only on this error path.
+    if (opts.logoDataUrl && !(await imageDecodes(opts.logoDataUrl))) throw new Error(INVALID_LOGO)
+    throw err
+  }
+}
+
+async function imageDecodes(dataUrl: string): Promise<boolean> {
+  try {
+    pdfmake.setFonts(pdfmakeFonts('Helvetica'))
+    await pdfmake.createPdf({ content: [{ image: dataUrl, width: 16 }], defaultStyle: { font: 'Helvetica' } }).getBuffer()
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function render(req: InvoiceRequest, opts: BuildOptions): Promise<Buffer> {
   const { doc, base } = buildInvoiceDocument(req, opts)
   if (base !== 'Helvetica' && !vfsLoaded) {
     for (const [name, buf] of Object.entries(embeddedFontFiles())) vfs.writeFileSync(name, buf)

@@ -26,6 +26,8 @@ export interface SafeFetchOptions {
   maxBytes?: number
   maxRedirects?: number
   allowPrivate: boolean
+  /** Non-public addresses allowed anyway (an operator's allowlist; tests use it to reach 127.0.0.1 only). */
+  allowAddress?: (address: string) => boolean
 }
 
 export interface SafeResponse {
@@ -57,11 +59,15 @@ export function checkUrlShape(raw: string): URL {
   return url
 }
 
-function guardedLookup(allowPrivate: boolean) {
+function allowed(address: string, opts: SafeFetchOptions): boolean {
+  return opts.allowPrivate || isPublicAddress(address) || (opts.allowAddress?.(address) ?? false)
+}
+
+function guardedLookup(opts: SafeFetchOptions) {
   return (hostname: string, options: any, cb: (err: Error | null, address: any, family?: number) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return cb(err, undefined)
-      const bad = addresses.find((a) => !allowPrivate && !isPublicAddress(a.address))
+      const bad = addresses.find((a) => !allowed(a.address, opts))
       if (bad) return cb(new OutboundError('blocked', `address ${bad.address} of ${hostname} is not allowed`), undefined)
       if (options?.all) return cb(null, addresses)
       cb(null, addresses[0]!.address, addresses[0]!.family)
@@ -71,7 +77,7 @@ function guardedLookup(allowPrivate: boolean) {
 
 function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (net.isIP(host) && !opts.allowPrivate && !isPublicAddress(host)) {
+  if (net.isIP(host) && !allowed(host, opts)) {
     return Promise.reject(new OutboundError('blocked', `address ${host} is not allowed`))
   }
   const mod = url.protocol === 'https:' ? https : http
@@ -80,7 +86,7 @@ function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
     const req = mod.request(url, {
       method: opts.method ?? 'GET',
       headers: opts.headers as any,
-      lookup: guardedLookup(opts.allowPrivate) as any,
+      lookup: guardedLookup(opts) as any,
       agent: false,
     })
     const timer = setTimeout(() => req.destroy(new OutboundError('timeout', `no complete answer within ${opts.timeoutMs ?? 10_000} ms`)), opts.timeoutMs ?? 10_000)
