@@ -8,6 +8,8 @@ import { outboxIndexes } from './platform/outbox.ts'
 import type { Platform } from './platform/platform.ts'
 import type { QueueName } from './platform/queue-names.ts'
 import { invoiceService } from './invoice/service.ts'
+import { flagsService } from './flags/service.ts'
+import { webhooksService } from './webhooks/service.ts'
 
 export interface ServiceDef {
   name: Service
@@ -20,7 +22,7 @@ export interface ServiceDef {
   awaits: QueueName[]
 }
 
-export const SERVICES: ServiceDef[] = [invoiceService]
+export const SERVICES: ServiceDef[] = [invoiceService, flagsService, webhooksService]
 
 export function serviceByName(name: string): ServiceDef {
   const s = SERVICES.find((x) => x.name === name)

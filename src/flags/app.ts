@@ -1,0 +1,37 @@
+// The feature-flag service's Koa app (port 3002; paths include /api/v1 and /ofrep/v1). Each app
+// owns one flag cache (with its own Redis subscriber), closed when its HTTP server closes.
+import type Koa from 'koa'
+import { createApp } from '../platform/http/app.ts'
+import { logger } from '../platform/logger.ts'
+import type { Platform } from '../platform/platform.ts'
+import { evaluateRouter } from './evaluate-routes.ts'
+import { FlagCache } from './flag-cache.ts'
+import { ofrepRouter } from './ofrep-routes.ts'
+import { flagsRouter } from './routes.ts'
+import { evaluationGate } from './sdk-auth.ts'
+
+export function createFlagsApp(platform: Platform): Koa {
+  const app = createApp({
+    service: 'flags',
+    jsonLimit: '1mb',
+    trustProxy: platform.config.TRUST_PROXY,
+    // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
+    rawPath: (path) => path.startsWith('/ofrep/'),
+  })
+  const cache = new FlagCache(platform)
+  cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
+  const admit = evaluationGate(platform, cache)
+
+  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, admit), ofrepRouter(cache, admit)]) {
+    app.use(router.routes()).use(router.allowedMethods())
+  }
+
+  // The cache's subscriber and timer live as long as the server that serves the app.
+  const listen = app.listen.bind(app) as (...args: unknown[]) => ReturnType<Koa['listen']>
+  app.listen = ((...args: unknown[]) => {
+    const server = listen(...args)
+    server.once('close', () => void cache.close())
+    return server
+  }) as Koa['listen']
+  return app
+}

@@ -1,0 +1,58 @@
+// The evaluation API: POST /api/v1/evaluate (several flags, with context) and
+// GET /api/v1/evaluate/{flag_key}?sdk_key= (one flag, no context). Served from the in-memory
+// flag cache: no database read once a project is cached.
+import Router from '@koa/router'
+import { notFound } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import type { FlagCache, ProjectSnapshot } from './flag-cache.ts'
+import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
+import type { Admit } from './sdk-auth.ts'
+import { evaluateOneSchema, evaluateSchema } from './evaluate-schema.ts'
+
+export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
+
+/** A project deleted between key lookup and load serves nothing, like an empty project. */
+export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byKey: new Map(), all: [] }
+
+export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
+  const router = new Router({ prefix: '/api/v1' })
+
+  router.post(
+    '/evaluate',
+    async (ctx, next) => {
+      // Authenticate before validating, so that a caller without a key learns nothing else.
+      const body = ctx.request.body as { sdk_key?: unknown } | undefined
+      ctx.state.sdk = await admit(body && typeof body === 'object' ? body.sdk_key : undefined)
+      return next()
+    },
+    validate(evaluateSchema),
+    async (ctx) => {
+      const { body } = input(ctx, evaluateSchema)
+      const snap = (await cache.snapshot(ctx.state.sdk.projectId)) ?? EMPTY_SNAPSHOT
+      const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
+      // Null prototype: "__proto__" is a valid flag key.
+      const flags: Record<string, Evaluation> = Object.create(null)
+      if (body.flags) {
+        for (const key of body.flags) {
+          const f = snap.byKey.get(key)
+          flags[key] = f ? f.evaluate(context) : NOT_FOUND
+        }
+      } else {
+        for (const f of snap.all) flags[f.key] = f.evaluate(context)
+      }
+      ctx.body = { flags }
+    },
+  )
+
+  router.get('/evaluate/:flag_key', validate(evaluateOneSchema), async (ctx) => {
+    const { params, query } = input(ctx, evaluateOneSchema)
+    const sdk = await admit(query.sdk_key)
+    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    const f = snap.byKey.get(params.flag_key)
+    if (!f) throw notFound(FLAG_NOT_FOUND_MESSAGE)
+    const r = f.evaluate(EMPTY_CONTEXT)
+    ctx.body = { key: f.key, value: r.value, reason: r.reason, rule_index: r.rule_index }
+  })
+
+  return router
+}

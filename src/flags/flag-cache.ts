@@ -1,0 +1,222 @@
+// The evaluation cache: every API replica keeps, in memory, the compiled flag set of the projects
+// it serves and the SDK-key → project mapping (keyed by the key's hash), so evaluating reads no
+// database. Changes reach every replica within 1 s two ways:
+//  - Redis pub/sub: a writer publishes the project id; each replica's dedicated subscriber
+//    connection drops that project (and, for key rotations, its SDK keys).
+//  - A version check, the safety net for messages missed while a subscriber was reconnecting:
+//    once a second each replica reads the versions of the projects it holds and drops those that
+//    moved. After a subscriber reconnect everything is dropped.
+// Plans (which set the rate limit) are refreshed every 10 s by the same loop.
+import type { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
+import type { Db } from 'mongodb'
+import { getAccount } from '../platform/accounts.ts'
+import type { Plan } from '../platform/billing/plans.ts'
+import { sha256 } from '../platform/ids.ts'
+import { logger } from '../platform/logger.ts'
+import type { Platform } from '../platform/platform.ts'
+import { createRedis } from '../platform/redis.ts'
+import type { Account } from '../platform/accounts.ts'
+import { definitionOf, listFlags } from './flag-store.ts'
+import { findProjectBySdkKeyHash, projects, SDK_KEY_PREFIX } from './project-store.ts'
+import { compileFlag, type CompiledFlag } from './rules.ts'
+
+export interface SdkKeyEntry {
+  projectId: string
+  accountId: string
+  plan: Plan
+  keyHash: string
+}
+
+export interface ProjectSnapshot {
+  projectId: string
+  version: number
+  byKey: Map<string, CompiledFlag>
+  /** Sorted by key (bulk evaluation order). */
+  all: CompiledFlag[]
+}
+
+export interface FlagCacheOptions {
+  /** How often the version safety net runs. */
+  pollMs?: number
+  /** Plans are refreshed every this many polls. */
+  planEvery?: number
+  maxProjects?: number
+  maxKeys?: number
+}
+
+type Message = { p: string; keys?: boolean }
+
+export class FlagCache {
+  private readonly db: Db
+  private readonly publisher: Redis
+  private readonly channel: string
+  private readonly subscriber: Redis
+  private readonly snapshots: LRUCache<string, ProjectSnapshot>
+  private readonly keys: LRUCache<string, SdkKeyEntry>
+  /** Unknown key hashes, remembered briefly so that guessing keys does not become a database load. */
+  private readonly unknownKeys = new LRUCache<string, true>({ max: 10_000, ttl: 5_000 })
+  private readonly loading = new Map<string, Promise<ProjectSnapshot | null>>()
+  private readonly generation = new Map<string, number>()
+  private keyEpoch = 0
+  private timer: NodeJS.Timeout | null = null
+  private polls = 0
+  private connectedOnce = false
+  private closed = false
+
+  constructor(platform: Platform, private readonly opts: FlagCacheOptions = {}) {
+    this.db = platform.db
+    this.publisher = platform.redis
+    this.channel = `${platform.config.QUEUE_PREFIX}:flags:changed`
+    this.snapshots = new LRUCache({ max: opts.maxProjects ?? 10_000 })
+    this.keys = new LRUCache({ max: opts.maxKeys ?? 100_000 })
+    this.subscriber = createRedis(platform.redisUrl, 'blocking', { connectionName: 'flags-cache-subscriber' })
+    this.subscriber.on('ready', () => {
+      // Messages published while we were away are lost: start from the database again.
+      if (this.connectedOnce) this.clear()
+      this.connectedOnce = true
+    })
+    this.subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'flags cache subscriber error'))
+    this.subscriber.on('message', (_channel: string, raw: string) => this.onMessage(raw))
+  }
+
+  async start(): Promise<void> {
+    await this.subscriber.subscribe(this.channel)
+    const every = this.opts.pollMs ?? 1_000
+    this.timer = setInterval(() => {
+      this.poll().catch((err) => logger.warn({ err: String(err) }, 'flags cache version check failed'))
+    }, every)
+    this.timer.unref()
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.timer) clearInterval(this.timer)
+    this.subscriber.disconnect()
+  }
+
+  /** The project an SDK key belongs to, or null for an unknown key. */
+  async resolveKey(sdkKey: string): Promise<SdkKeyEntry | null> {
+    if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return null
+    const hash = sha256(sdkKey)
+    const hit = this.keys.get(hash)
+    if (hit) return hit
+    if (this.unknownKeys.has(hash)) return null
+    const epoch = this.keyEpoch
+    const project = await findProjectBySdkKeyHash(this.db, hash)
+    const account = project ? await getAccount(this.db, project.account_id) : null
+    if (!project || !account) {
+      this.unknownKeys.set(hash, true)
+      return null
+    }
+    const entry: SdkKeyEntry = { projectId: project._id, accountId: account._id, plan: account.plan, keyHash: hash }
+    // A rotation seen meanwhile may have retired this very key: do not remember it.
+    if (epoch === this.keyEpoch) this.keys.set(hash, entry)
+    return entry
+  }
+
+  /** The compiled flags of a project, loaded once and then served from memory. */
+  async snapshot(projectId: string): Promise<ProjectSnapshot | null> {
+    const hit = this.snapshots.get(projectId)
+    if (hit) return hit
+    let pending = this.loading.get(projectId)
+    if (!pending) {
+      const p: Promise<ProjectSnapshot | null> = this.load(projectId).finally(() => {
+        if (this.loading.get(projectId) === p) this.loading.delete(projectId)
+      })
+      this.loading.set(projectId, (pending = p))
+    }
+    return pending
+  }
+
+  private async load(projectId: string): Promise<ProjectSnapshot | null> {
+    const gen = this.generation.get(projectId) ?? 0
+    // Version first, flags second: a change in between leaves a snapshot older than its flags,
+    // which the next version check replaces; never the other way round.
+    const project = await projects(this.db).findOne({ _id: projectId })
+    if (!project) return null
+    const docs = await listFlags(this.db, projectId)
+    const all = docs.map((d) => compileFlag(definitionOf(d)))
+    const snap: ProjectSnapshot = { projectId, version: project.version, byKey: new Map(all.map((f) => [f.key, f])), all }
+    if ((this.generation.get(projectId) ?? 0) === gen && !this.closed) this.snapshots.set(projectId, snap)
+    return snap
+  }
+
+  /** Tell every replica (this one included, at once) that a project's flags or key changed. */
+  async changed(projectId: string, opts: { keys?: boolean } = {}): Promise<void> {
+    this.invalidate(projectId, opts.keys ?? false)
+    const msg: Message = { p: projectId, ...(opts.keys ? { keys: true } : {}) }
+    try {
+      await this.publisher.publish(this.channel, JSON.stringify(msg))
+    } catch (err) {
+      // The change is stored; other replicas pick it up through the version check.
+      logger.warn({ err: String(err), projectId }, 'flags change not published; replicas rely on the version check')
+    }
+  }
+
+  private onMessage(raw: string): void {
+    try {
+      const m = JSON.parse(raw) as Message
+      if (typeof m?.p === 'string') this.invalidate(m.p, m.keys === true)
+    } catch {
+      /* not ours */
+    }
+  }
+
+  private invalidate(projectId: string, keys: boolean): void {
+    this.generation.set(projectId, (this.generation.get(projectId) ?? 0) + 1)
+    this.snapshots.delete(projectId)
+    // Requests arriving from now on must not join a load that started before the change.
+    this.loading.delete(projectId)
+    if (keys) {
+      this.keyEpoch++
+      for (const [hash, e] of this.keys.entries()) if (e.projectId === projectId) this.keys.delete(hash)
+    }
+  }
+
+  private clear(): void {
+    for (const id of this.snapshots.keys()) this.generation.set(id, (this.generation.get(id) ?? 0) + 1)
+    this.snapshots.clear()
+    this.keys.clear()
+    this.keyEpoch++
+  }
+
+  /** The safety net: drop snapshots whose version moved and keys that were rotated away. */
+  async poll(): Promise<void> {
+    this.polls++
+    const ids = new Set<string>(this.snapshots.keys())
+    for (const e of this.keys.values()) ids.add(e.projectId)
+    if (ids.size === 0) return
+    const list = [...ids]
+    const current = new Map<string, { version: number; sdk_key_hash: string; account_id: string }>()
+    for (let i = 0; i < list.length; i += 1_000) {
+      const docs = await projects(this.db).find({ _id: { $in: list.slice(i, i + 1_000) } }).toArray()
+      for (const d of docs) current.set(d._id, d)
+    }
+    for (const [id, snap] of this.snapshots.entries()) {
+      const p = current.get(id)
+      if (!p || p.version !== snap.version) this.invalidate(id, false)
+    }
+    for (const [hash, e] of this.keys.entries()) {
+      const p = current.get(e.projectId)
+      if (!p || p.sdk_key_hash !== hash) {
+        this.keyEpoch++
+        this.keys.delete(hash)
+      }
+    }
+    if (this.polls % (this.opts.planEvery ?? 10) === 0) await this.refreshPlans()
+  }
+
+  private async refreshPlans(): Promise<void> {
+    const accountIds = [...new Set([...this.keys.values()].map((e) => e.accountId))]
+    const plans = new Map<string, Plan>()
+    for (let i = 0; i < accountIds.length; i += 1_000) {
+      const docs = await this.db.collection<Account>('accounts').find({ _id: { $in: accountIds.slice(i, i + 1_000) } }).toArray()
+      for (const d of docs) plans.set(d._id, d.plan)
+    }
+    for (const e of this.keys.values()) {
+      const plan = plans.get(e.accountId)
+      if (plan) e.plan = plan
+    }
+  }
+}

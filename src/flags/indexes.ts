@@ -1,0 +1,6 @@
+// Every index the feature-flag service needs.
+import type { IndexSpec } from '../platform/mongo.ts'
+import { flagIndexes } from './flag-store.ts'
+import { projectIndexes } from './project-store.ts'
+
+export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes]

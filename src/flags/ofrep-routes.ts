@@ -1,0 +1,83 @@
+// OpenFeature Remote Evaluation Protocol: POST /ofrep/v1/evaluate/flags/{key} (single flag) and
+// POST /ofrep/v1/evaluate/flags (every flag of the project, with ETag / If-None-Match → 304).
+// Authenticated with the project's SDK key as a Bearer token (or X-API-Key, as the spec allows).
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { createHash } from 'node:crypto'
+import { bearerToken } from '../platform/http/auth.ts'
+import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
+import type { FlagCache } from './flag-cache.ts'
+import { readJson } from './ofrep-body.ts'
+import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
+import { normalizeContext } from './rules.ts'
+import type { Admit } from './sdk-auth.ts'
+
+function fail(ctx: Context, status: number, body: OfrepFailure): void {
+  ctx.status = status
+  ctx.body = body
+}
+
+function credentials(ctx: Context): string | undefined {
+  return bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined)
+}
+
+/** RFC 9110 If-None-Match: a list of (possibly weak) entity tags, or "*". */
+export function matchesEtag(header: string, etag: string): boolean {
+  if (!header) return false
+  const bare = etag.replace(/^W\//, '')
+  return header.split(',').some((t) => {
+    const tag = t.trim()
+    return tag === '*' || tag.replace(/^W\//, '') === bare
+  })
+}
+
+export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
+  const router = new Router({ prefix: '/ofrep/v1' })
+
+  router.post('/evaluate/flags/:key', async (ctx) => {
+    const key = ctx.params.key!
+    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const body = await readJson(ctx)
+    if (!body.ok) return fail(ctx, 400, { key, errorCode: 'PARSE_ERROR', errorDetails: body.details })
+    const c = contextOf(body.value)
+    if (!c.ok) return fail(ctx, 400, { key, errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
+    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    const f = snap.byKey.get(key)
+    if (!f) return fail(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `Flag "${key}" not found` })
+    ctx.body = evaluateOfrep(f, normalizeContext(c.context))
+  })
+
+  router.post('/evaluate/flags', async (ctx) => {
+    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const body = await readJson(ctx)
+    if (!body.ok) return fail(ctx, 400, { errorCode: 'PARSE_ERROR', errorDetails: body.details })
+    const c = contextOf(body.value)
+    if (!c.ok) return fail(ctx, 400, { errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
+    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    const context = normalizeContext(c.context)
+    const json = JSON.stringify({ flags: snap.all.map((f) => evaluateOfrep(f, context)) })
+    // The tag is the hash of exactly what would be sent: it changes when flags or context do.
+    const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
+    ctx.set('ETag', etag)
+    ctx.set('Cache-Control', 'no-cache')
+    if (matchesEtag(ctx.get('if-none-match'), etag)) {
+      ctx.status = 304
+      return
+    }
+    ctx.type = 'application/json'
+    ctx.body = json
+  })
+
+  router.get('/configuration', async (ctx) => {
+    await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    ctx.body = {
+      name: 'queueworks-flags',
+      capabilities: {
+        cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 } },
+        flagEvaluation: { supportedTypes: ['boolean', 'string'] },
+      },
+    }
+  })
+
+  return router
+}

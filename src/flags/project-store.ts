@@ -1,0 +1,131 @@
+// Projects in MongoDB. Each has its own SDK key (stored only as a SHA-256 hash), a flag counter
+// that makes the per-project plan limit atomic, and a version bumped after every change of its
+// flags or key, which the evaluation cache compares against. The per-account project limit is a
+// counter document per account, reserved with a conditional $inc before the insert.
+import type { Db } from 'mongodb'
+import { clock } from '../platform/clock.ts'
+import { newApiKey, randomId, sha256 } from '../platform/ids.ts'
+import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
+
+export const SDK_KEY_PREFIX = 'fbsdk_'
+
+export interface ProjectDoc {
+  _id: string
+  account_id: string
+  name: string
+  sdk_key_hash: string
+  /** First characters of the key, so a user can tell keys apart without the key being stored. */
+  sdk_key_hint: string
+  flag_count: number
+  version: number
+  created_at: Date
+  sdk_key_rotated_at?: Date
+}
+
+interface ProjectCounterDoc {
+  _id: string
+  projects: number
+}
+
+export const projectIndexes: IndexSpec[] = [
+  {
+    collection: 'flag_projects',
+    indexes: [
+      { key: { sdk_key_hash: 1 }, name: 'sdk_key_hash', unique: true },
+      { key: { account_id: 1, created_at: 1 }, name: 'account_created' },
+    ],
+  },
+]
+
+export const projects = (db: Db) => db.collection<ProjectDoc>('flag_projects')
+const counters = (db: Db) => db.collection<ProjectCounterDoc>('flag_project_counters')
+
+const hintOf = (key: string) => `${key.slice(0, SDK_KEY_PREFIX.length + 4)}…`
+
+export function projectView(p: ProjectDoc) {
+  return {
+    id: p._id,
+    name: p.name,
+    sdk_key_hint: p.sdk_key_hint,
+    flag_count: p.flag_count,
+    created_at: p.created_at.toISOString(),
+  }
+}
+
+async function reserveProjectSlot(db: Db, accountId: string, limit: number): Promise<boolean> {
+  try {
+    await counters(db).updateOne({ _id: accountId }, { $setOnInsert: { projects: 0 } }, { upsert: true })
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err // a concurrent upsert created it
+  }
+  const r = await counters(db).updateOne({ _id: accountId, projects: { $lt: limit } }, { $inc: { projects: 1 } })
+  return r.modifiedCount === 1
+}
+
+async function releaseProjectSlot(db: Db, accountId: string): Promise<void> {
+  await counters(db).updateOne({ _id: accountId, projects: { $gt: 0 } }, { $inc: { projects: -1 } })
+}
+
+/** Create a project if the account is under `limit`; null when the limit is reached. */
+export async function createProject(db: Db, accountId: string, name: string, limit: number): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
+  if (!(await reserveProjectSlot(db, accountId, limit))) return null
+  const sdkKey = newApiKey(SDK_KEY_PREFIX)
+  const project: ProjectDoc = {
+    _id: randomId(),
+    account_id: accountId,
+    name,
+    sdk_key_hash: sha256(sdkKey),
+    sdk_key_hint: hintOf(sdkKey),
+    flag_count: 0,
+    version: 0,
+    created_at: clock.now(),
+  }
+  try {
+    await projects(db).insertOne(project)
+  } catch (err) {
+    await releaseProjectSlot(db, accountId)
+    throw err
+  }
+  return { project, sdkKey }
+}
+
+export async function listProjects(db: Db, accountId: string): Promise<ProjectDoc[]> {
+  return projects(db).find({ account_id: accountId }).sort({ created_at: 1, _id: 1 }).toArray()
+}
+
+/** The account's project, or null (also for another account's project: callers answer 404). */
+export async function getProject(db: Db, accountId: string, id: string): Promise<ProjectDoc | null> {
+  if (id.length > 64) return null
+  return projects(db).findOne({ _id: id, account_id: accountId })
+}
+
+export async function findProjectBySdkKeyHash(db: Db, hash: string): Promise<ProjectDoc | null> {
+  return projects(db).findOne({ sdk_key_hash: hash })
+}
+
+/** Replace the SDK key; the old one stops working everywhere once the change is published. */
+export async function rotateSdkKey(db: Db, accountId: string, id: string): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
+  const sdkKey = newApiKey(SDK_KEY_PREFIX)
+  const project = await projects(db).findOneAndUpdate(
+    { _id: id, account_id: accountId },
+    { $set: { sdk_key_hash: sha256(sdkKey), sdk_key_hint: hintOf(sdkKey), sdk_key_rotated_at: clock.now() }, $inc: { version: 1 } },
+    { returnDocument: 'after' },
+  )
+  return project ? { project, sdkKey } : null
+}
+
+/** Take one flag slot if the project has fewer than `limit` flags. */
+export async function reserveFlagSlot(db: Db, projectId: string, limit: number): Promise<boolean> {
+  const r = await projects(db).updateOne({ _id: projectId, flag_count: { $lt: limit } }, { $inc: { flag_count: 1 } })
+  return r.modifiedCount === 1
+}
+
+export async function releaseFlagSlot(db: Db, projectId: string): Promise<void> {
+  await projects(db).updateOne({ _id: projectId, flag_count: { $gt: 0 } }, { $inc: { flag_count: -1 } })
+}
+
+/** Record that the project's flags changed; returns the new version. */
+export async function bumpVersion(db: Db, projectId: string): Promise<number> {
+  const p = await projects(db).findOneAndUpdate({ _id: projectId }, { $inc: { version: 1 } }, { returnDocument: 'after' })
+  return p?.version ?? 0
+}

@@ -1,0 +1,142 @@
+// The management API (seeds/001): signup, projects (with SDK-key rotation) and flags. Every
+// change of a project's flags bumps its version and is published to every API replica's cache.
+import Router from '@koa/router'
+import { createAccount } from '../platform/accounts.ts'
+import { FLAGS_LIMITS, type Plan } from '../platform/billing/plans.ts'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { badRequest, forbidden, HttpError, notFound, conflict } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import type { Platform } from '../platform/platform.ts'
+import type { FlagCache } from './flag-cache.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, updateFlag } from './flag-store.ts'
+import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, type ProjectDoc } from './project-store.ts'
+import {
+  createFlagSchema,
+  createProjectSchema,
+  flagPathSchema,
+  projectPathSchema,
+  signupSchema,
+  updateFlagSchema,
+} from './schema.ts'
+
+export const PROJECT_NOT_FOUND = 'Project not found'
+export const FLAG_NOT_FOUND = 'Flag not found'
+export const FIRST_PROJECT_NAME = 'Default'
+
+function limitsOf(plan: Plan) {
+  return { ...FLAGS_LIMITS[plan] }
+}
+
+function projectLimit(plan: Plan): HttpError {
+  const max = FLAGS_LIMITS[plan].projects
+  return new HttpError(403, `Plan limit reached: the ${plan} plan allows ${max} projects`, {}, { limit: 'projects', max, plan })
+}
+
+function flagLimit(plan: Plan): HttpError {
+  const max = FLAGS_LIMITS[plan].flags_per_project
+  return new HttpError(403, `Plan limit reached: the ${plan} plan allows ${max} flags per project`, {}, { limit: 'flags_per_project', max, plan })
+}
+
+export function flagsRouter(platform: Platform, cache: FlagCache): Router {
+  const router = new Router({ prefix: '/api/v1' })
+  const db = platform.db
+  const auth = requireApiKey(platform, 'flags')
+
+  async function ownProject(accountId: string, id: string): Promise<ProjectDoc> {
+    const p = await getProject(db, accountId, id)
+    if (!p) throw notFound(PROJECT_NOT_FOUND)
+    return p
+  }
+
+  async function changed(projectId: string): Promise<void> {
+    await bumpVersion(db, projectId)
+    await cache.changed(projectId)
+  }
+
+  router.post('/signup', validate(signupSchema), async (ctx) => {
+    const { body } = input(ctx, signupSchema)
+    const { account, apiKey } = await createAccount(db, 'flags', body.email)
+    const created = await createProject(db, account._id, FIRST_PROJECT_NAME, FLAGS_LIMITS[account.plan].projects)
+    if (!created) throw projectLimit(account.plan) // cannot happen: every plan allows at least one
+    ctx.status = 201
+    ctx.body = {
+      api_key: apiKey,
+      sdk_key: created.sdkKey,
+      project: projectView(created.project),
+      plan: account.plan,
+      limits: limitsOf(account.plan),
+    }
+  })
+
+  router.get('/projects', auth, async (ctx) => {
+    const list = await listProjects(db, accountOf(ctx)._id)
+    ctx.body = { projects: list.map(projectView) }
+  })
+
+  router.post('/projects', auth, validate(createProjectSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { body } = input(ctx, createProjectSchema)
+    const created = await createProject(db, account._id, body.name, FLAGS_LIMITS[account.plan].projects)
+    if (!created) throw projectLimit(account.plan)
+    ctx.status = 201
+    ctx.body = { ...projectView(created.project), sdk_key: created.sdkKey }
+  })
+
+  router.get('/projects/:id', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    ctx.body = projectView(await ownProject(accountOf(ctx)._id, params.id))
+  })
+
+  router.post('/projects/:id/sdk-key/rotate', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    const rotated = params.id.length <= 64 ? await rotateSdkKey(db, accountOf(ctx)._id, params.id) : null
+    if (!rotated) throw notFound(PROJECT_NOT_FOUND)
+    await cache.changed(rotated.project._id, { keys: true })
+    ctx.body = { ...projectView(rotated.project), sdk_key: rotated.sdkKey }
+  })
+
+  router.get('/projects/:id/flags', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    ctx.body = { flags: (await listFlags(db, p._id)).map(flagView) }
+  })
+
+  router.post('/projects/:id/flags', auth, validate(createFlagSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { params, body } = input(ctx, createFlagSchema)
+    const p = await ownProject(account._id, params.id)
+    const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project)
+    if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
+    await changed(p._id)
+    ctx.status = 201
+    ctx.body = flagView(r.flag)
+  })
+
+  router.get('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
+    const { params } = input(ctx, flagPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const f = await getFlag(db, p._id, params.key)
+    if (!f) throw notFound(FLAG_NOT_FOUND)
+    ctx.body = flagView(f)
+  })
+
+  router.put('/projects/:id/flags/:key', auth, validate(updateFlagSchema), async (ctx) => {
+    const { params, body } = input(ctx, updateFlagSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    if (body.key !== undefined && body.key !== params.key) throw badRequest('key cannot be changed')
+    const f = await updateFlag(db, p._id, params.key, body)
+    if (!f) throw notFound(FLAG_NOT_FOUND)
+    await changed(p._id)
+    ctx.body = flagView(f)
+  })
+
+  router.delete('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
+    const { params } = input(ctx, flagPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    if (!(await deleteFlag(db, p._id, params.key))) throw notFound(FLAG_NOT_FOUND)
+    await changed(p._id)
+    ctx.status = 204
+  })
+
+  return router
+}

@@ -1,0 +1,14 @@
+// The feature-flag service as the CLI and tests see it.
+import type { ServiceDef } from '../services.ts'
+import { createFlagsApp } from './app.ts'
+import { flagsServiceIndexes } from './indexes.ts'
+
+export const flagsService: ServiceDef = {
+  name: 'flags',
+  port: (c) => c.FLAGS_PORT,
+  // The spec's paths include /api/v1 (and OFREP lives under /ofrep/v1): the base is the host root.
+  basePath: '',
+  createApp: createFlagsApp,
+  indexes: flagsServiceIndexes,
+  awaits: [],
+}
