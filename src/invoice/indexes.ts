@@ -1,6 +1,8 @@
 // Every index the invoice service needs.
 import type { IndexSpec } from '../platform/mongo.ts'
 import { usageIndexes } from './quota.ts'
+import { batchIndexes } from './batch-store.ts'
+import { idempotencyIndexes } from './idempotency.ts'
 import { invoiceIndexes } from './store.ts'
 
-export const invoiceServiceIndexes: IndexSpec[] = [usageIndexes, invoiceIndexes]
+export const invoiceServiceIndexes: IndexSpec[] = [usageIndexes, invoiceIndexes, batchIndexes, idempotencyIndexes]

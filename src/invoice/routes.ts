@@ -17,6 +17,8 @@ import { release, reserve, used } from './quota.ts'
 import { demoInvoiceSchema, invoiceSchema, signupSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
 import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
 import { subscribe } from './subscribers.ts'
+import { batchRoutes } from './batch-routes.ts'
+import { invoiceIdempotency } from './idempotency.ts'
 
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
@@ -30,8 +32,7 @@ function sendPdf(ctx: Context, pdf: Buffer, filename: string) {
 }
 
 /** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
-async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest): Promise<Buffer> {
-  const id = randomId()
+async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
   const now = clock.now()
   try {
     await insertInvoice(platform.db, {
@@ -69,13 +70,16 @@ export function invoiceRouter(platform: Platform): Router {
     ctx.body = { api_key: apiKey, plan: account.plan, monthly_limit: INVOICE_LIMITS[account.plan].monthly_limit }
   })
 
-  router.post('/invoice', auth, validate(invoiceSchema), async (ctx) => {
+  router.post('/invoice', auth, validate(invoiceSchema), invoiceIdempotency(platform), async (ctx) => {
     const account = accountOf(ctx)
     const { body } = input(ctx, invoiceSchema)
     const period = monthKey(clock.now())
     const limit = INVOICE_LIMITS[account.plan].monthly_limit
     if (!(await reserve(platform.db, account._id, period, limit))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
-    const pdf = await renderNow(platform, 'single', account._id, period, body)
+    const id = randomId()
+    const pdf = await renderNow(platform, 'single', account._id, period, body, id)
+    ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
+    ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again
     sendPdf(ctx, pdf, 'invoice.pdf')
   })
 
@@ -101,6 +105,7 @@ export function invoiceRouter(platform: Platform): Router {
     ctx.body = { message: 'Subscribed. Thanks for signing up for the newsletter!' }
   })
 
+  batchRoutes(router, platform, auth)
   return router
 }
 

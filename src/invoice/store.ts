@@ -77,6 +77,13 @@ export async function getInvoice(db: Db, id: string): Promise<InvoiceDoc | null>
   return invoices(db).findOne({ _id: id })
 }
 
+/** Retention: demo invoices at their expires_at, all others once created before `cutoff`. */
+export async function deleteExpiredInvoices(db: Db, now: Date, cutoff: Date): Promise<number> {
+  const demo = await invoices(db).deleteMany({ kind: 'demo', expires_at: { $lt: now } })
+  const kept = await invoices(db).deleteMany({ kind: { $in: ['single', 'batch'] }, created_at: { $lt: cutoff } })
+  return demo.deletedCount + kept.deletedCount
+}
+
 export function pdfBytes(doc: InvoiceDoc): Buffer {
   const b = doc.pdf!
   return Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength)

@@ -1,0 +1,82 @@
+// Driving a batch to its end, from the invoice-batch-watch job (and lazily from status reads):
+// hand rows to the render queue if that has not happened yet (Redis was down at acceptance),
+// fail rows whose render job died for good (so their quota unit comes back), and when every
+// row is done or failed, finish the batch exactly once and send its callback.
+import type { Platform } from '../platform/platform.ts'
+import { clock } from '../platform/clock.ts'
+import { enqueueDurably } from '../platform/outbox.ts'
+import { isDuplicateKey } from '../platform/mongo.ts'
+import { QueueName } from '../platform/queue-names.ts'
+import { invoiceRenderJob, RENDER_PRIORITY } from '../../jobs/invoice-render.ts'
+import { invoiceBatchCallbackJob } from '../../jobs/invoice-batch-callback.ts'
+import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
+import { invoices, markFailed } from './store.ts'
+
+/** Add every still-queued row's render job (job id = invoice id, so repeats are no-ops). */
+export async function enqueueRows(platform: Platform, batchId: string): Promise<void> {
+  const queued = await invoices(platform.db)
+    .aggregate<{ _id: string }>([{ $match: { batch_id: batchId, status: 'queued' } }, { $project: { _id: 1 } }])
+    .toArray()
+  const queue = platform.queues.queue(QueueName.InvoiceRender)
+  for (let i = 0; i < queued.length; i += 500) {
+    await queue.addBulk(
+      queued.slice(i, i + 500).map(({ _id }) => ({
+        name: invoiceRenderJob.queue,
+        data: invoiceRenderJob.schema.parse({ invoice_id: _id }),
+        opts: { ...invoiceRenderJob.options, jobId: _id, priority: RENDER_PRIORITY.batch },
+      })),
+    )
+  }
+  await markEnqueued(platform.db, batchId)
+}
+
+/**
+ * Rows stuck in 'rendering' although their job is gone or failed (a worker died more often than
+ * BullMQ retries stalled jobs): fail them, which releases their quota unit exactly once.
+ */
+async function failOrphans(platform: Platform, batchId: string): Promise<number> {
+  const cutoff = new Date(clock.nowMs() - 2 * platform.config.JOB_LOCK_MS)
+  const stuck = await invoices(platform.db)
+    .aggregate<{ _id: string }>([{ $match: { batch_id: batchId, status: 'rendering', updated_at: { $lt: cutoff } } }, { $project: { _id: 1 } }])
+    .toArray()
+  const queue = platform.queues.queue(QueueName.InvoiceRender)
+  let n = 0
+  for (const { _id } of stuck) {
+    const state = await queue.getJobState(_id)
+    if (state === 'failed' || state === 'unknown' || state === 'completed') {
+      if (await markFailed(platform.db, _id, { status: 503, message: 'The invoice could not be rendered. Please retry.' })) n++
+    }
+  }
+  return n
+}
+
+/** Record the callback delivery job (outbox first, so a Redis outage cannot lose it). */
+async function enqueueCallback(platform: Platform, batch: BatchDoc): Promise<void> {
+  if (!batch.callback || batch.callback.enqueued) return
+  try {
+    await enqueueDurably(platform, invoiceBatchCallbackJob, { batch_id: batch._id }, batch._id)
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err // already in the outbox from an earlier try
+  }
+  await markCallbackEnqueued(platform.db, batch._id)
+}
+
+export type Progress = { state: 'missing' } | { state: 'processing' } | { state: 'finished' }
+
+/** One look at a batch: move it forward as far as it can go now. */
+export async function advanceBatch(platform: Platform, batchId: string, opts: { repair: boolean }): Promise<Progress> {
+  const batch = await getBatch(platform.db, batchId)
+  if (!batch) return { state: 'missing' }
+  if (batch.status === 'finished') {
+    await enqueueCallback(platform, batch)
+    return { state: 'finished' }
+  }
+  if (opts.repair && !batch.enqueued) await enqueueRows(platform, batchId)
+  if (opts.repair) await failOrphans(platform, batchId)
+  const counts = await rowCounts(platform.db, batchId)
+  if (!isComplete(counts, batch.total)) return { state: 'processing' }
+  if (await markFinished(platform.db, batchId, counts)) {
+    await enqueueCallback(platform, { ...batch, status: 'finished' })
+  }
+  return { state: 'finished' }
+}

@@ -1,0 +1,227 @@
+// The bulk API and stored invoices (issue 6): POST /invoices/batch, GET /invoices/batch/{id},
+// GET /invoices/batch/{id}/archive, GET /invoices/{id}. A batch is accepted only whole: every row
+// valid and the quota for all of them reserved at once; its rows are then rendered by the same
+// render jobs as single invoices, behind them in priority.
+import type Router from '@koa/router'
+import type { Context, Middleware, Next } from 'koa'
+import { clock, monthKey } from '../platform/clock.ts'
+import { INVOICE_LIMITS } from '../platform/billing/plans.ts'
+import { accountOf } from '../platform/http/auth.ts'
+import { HttpError, notFound } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import { randomId } from '../platform/ids.ts'
+import { logger } from '../platform/logger.ts'
+import { enqueueDurably } from '../platform/outbox.ts'
+import type { Platform } from '../platform/platform.ts'
+import { invoiceBatchWatchJob } from '../../jobs/invoice-batch-watch.ts'
+import { batchArchive } from './archive.ts'
+import { bodyFormat, readBodyText, splitRows } from './batch-body.ts'
+import { advanceBatch, enqueueRows } from './batch-progress.ts'
+import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, invoiceIdSchema, validateRows } from './batch-schema.ts'
+import { batches, countRows, getBatch, insertBatch, rowCounts, rowStates, type BatchDoc } from './batch-store.ts'
+import { newCallbackSecret } from './callback.ts'
+import { idempotency, type IdempotentResult } from './idempotency.ts'
+import { release, reserve, used } from './quota.ts'
+import type { InvoiceRequest } from './schema.ts'
+import { invoices, pdfBytes, type InvoiceDoc } from './store.ts'
+
+export const BATCH_PATH = '/api/v1/invoices/batch'
+
+function publicBase(platform: Platform, ctx: Context): string {
+  return `${(platform.config.INVOICE_PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '')}/api/v1`
+}
+
+function quotaError(needed: number, remaining: number, limit: number): HttpError {
+  const now = clock.now()
+  const retry = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000
+  return new HttpError(
+    429,
+    `Monthly limit reached: this batch needs ${needed} invoice${needed === 1 ? '' : 's'} but only ${remaining} remain${remaining === 1 ? 's' : ''} this month (limit ${limit}). Upgrade your plan to continue.`,
+    { 'Retry-After': String(Math.max(1, Math.ceil(retry))) },
+    { remaining, requested: needed },
+  )
+}
+
+/** The 202 answer; rebuilt from the batch for an idempotent repeat. */
+function accepted(batch: BatchDoc) {
+  return {
+    batch_id: batch._id,
+    status: batch.status,
+    total: batch.total,
+    status_url: batch.status_url,
+    archive_url: batch.archive_url,
+    ...(batch.callback ? { callback_url: batch.callback.url, callback_secret: batch.callback.secret } : {}),
+  }
+}
+
+/** Parse and validate the whole body before anything is reserved or stored. */
+function readRows(): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const format = bodyFormat(ctx)
+    ctx.state.batchRows = validateRows(splitRows(await readBodyText(ctx), format))
+    await next()
+  }
+}
+
+function sendPdf(ctx: Context, doc: InvoiceDoc) {
+  ctx.status = 200
+  ctx.type = 'application/pdf'
+  ctx.set('Content-Disposition', `attachment; filename="invoice-${doc._id}.pdf"`)
+  ctx.set('Cache-Control', 'no-store')
+  ctx.body = pdfBytes(doc)
+}
+
+async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRequest[], callbackUrl: string | undefined): Promise<BatchDoc> {
+  const { db } = platform
+  const account = accountOf(ctx)
+  const period = monthKey(clock.now())
+  const limit = INVOICE_LIMITS[account.plan].monthly_limit
+  const n = requests.length
+  if (!(await reserve(db, account._id, period, limit, n))) {
+    throw quotaError(n, Math.max(0, limit - (await used(db, account._id, period))), limit)
+  }
+  const id = randomId()
+  const now = clock.now()
+  const base = publicBase(platform, ctx)
+  const batch: Omit<BatchDoc, 'updated_at' | 'status' | 'enqueued'> = {
+    _id: id,
+    account_id: account._id,
+    total: n,
+    period,
+    status_url: `${base}/invoices/batch/${id}`,
+    archive_url: `${base}/invoices/batch/${id}/archive`,
+    ...(callbackUrl ? { callback: { url: callbackUrl, secret: newCallbackSecret(), state: 'pending' as const, enqueued: false, attempts: 0 } } : {}),
+    created_at: now,
+  }
+  const expires = new Date(now.getTime() + platform.config.INVOICE_RETENTION_DAYS * 86_400_000)
+  try {
+    await insertBatch(db, batch)
+    await invoices(db).insertMany(
+      requests.map((request, row) => ({
+        _id: randomId(),
+        account_id: account._id,
+        kind: 'batch' as const,
+        batch_id: id,
+        row,
+        status: 'queued' as const,
+        request,
+        period,
+        charged: true,
+        created_at: now,
+        updated_at: now,
+        expires_at: expires,
+      })),
+    )
+    // The watcher is what finishes the batch: it must survive a Redis outage, so it goes
+    // through the outbox. With it recorded, the batch is safe: the rows below are a fast path.
+    await enqueueDurably(platform, invoiceBatchWatchJob, { batch_id: id }, id)
+  } catch (err) {
+    // Nothing was promised yet: undo, and give every unit back.
+    await invoices(db).deleteMany({ batch_id: id }).catch(() => undefined)
+    await batches(db).deleteOne({ _id: id }).catch(() => undefined)
+    await release(db, account._id, period, n)
+    throw err
+  }
+  try {
+    await enqueueRows(platform, id)
+  } catch (err) {
+    logger.warn({ batchId: id, err: (err as Error).message }, 'batch rows not enqueued; the watcher will retry')
+  }
+  return { ...batch, status: 'processing', enqueued: true, updated_at: now }
+}
+
+/** Mounts the batch and stored-invoice routes on the invoice router. */
+export function batchRoutes(router: Router, platform: Platform, auth: Middleware): void {
+  const staleMs = Math.max(60_000, 2 * platform.config.RENDER_TIMEOUT_MS)
+
+  router.post(
+    '/invoices/batch',
+    auth,
+    validate(createBatchQuerySchema),
+    async (ctx, next) => {
+      const raw = input(ctx, createBatchQuerySchema).query.callback_url
+      ctx.state.callbackUrl = raw === undefined ? undefined : checkCallbackUrl(raw, platform.config.outboundAllowPrivate)
+      await next()
+    },
+    readRows(),
+    idempotency(platform, {
+      scope: 'batch',
+      staleMs,
+      request: (ctx) => ({ rows: ctx.state.batchRows, callback_url: ctx.state.callbackUrl ?? null }),
+      async replay(ctx, result: IdempotentResult) {
+        const batch = 'batch_id' in result ? await getBatch(platform.db, result.batch_id, accountOf(ctx)._id) : null
+        if (!batch) throw notFound('The batch created with this Idempotency-Key is no longer stored')
+        ctx.status = 202
+        ctx.set('Location', batch.status_url)
+        ctx.body = accepted(batch)
+      },
+    }),
+    async (ctx) => {
+      const batch = await createBatch(platform, ctx, ctx.state.batchRows, ctx.state.callbackUrl)
+      ctx.state.idempotentResult = { batch_id: batch._id }
+      ctx.status = 202
+      ctx.set('Location', batch.status_url)
+      ctx.body = accepted(batch)
+    },
+  )
+
+  router.get('/invoices/batch/:id', auth, validate(batchIdSchema), async (ctx) => {
+    const { params } = input(ctx, batchIdSchema)
+    const account = accountOf(ctx)
+    let batch = await getBatch(platform.db, params.id, account._id)
+    if (!batch) throw notFound('Batch not found')
+    const rows = await rowStates(platform.db, batch._id)
+    const counts = countRows(rows)
+    // Finish on read too, so a status poll never shows "processing" with nothing left to do.
+    if (batch.status === 'processing' && counts.queued + counts.rendering === 0) {
+      await advanceBatch(platform, batch._id, { repair: false })
+      batch = (await getBatch(platform.db, batch._id, account._id)) ?? batch
+    }
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = {
+      batch_id: batch._id,
+      status: batch.status,
+      total: batch.total,
+      counts,
+      created_at: batch.created_at.toISOString(),
+      finished_at: batch.finished_at?.toISOString() ?? null,
+      status_url: batch.status_url,
+      archive_url: batch.archive_url,
+      callback: batch.callback
+        ? {
+            url: batch.callback.url,
+            state: batch.callback.state,
+            attempts: batch.callback.attempts,
+            last_status: batch.callback.last_status ?? null,
+            last_error: batch.callback.last_error ?? null,
+          }
+        : null,
+      rows: rows.map((r) => ({ row: r.row, invoice_id: r.invoice_id, state: r.state, error: r.error?.message ?? null })),
+    }
+  })
+
+  router.get('/invoices/batch/:id/archive', auth, validate(batchIdSchema), async (ctx) => {
+    const { params } = input(ctx, batchIdSchema)
+    const batch = await getBatch(platform.db, params.id, accountOf(ctx)._id)
+    if (!batch) throw notFound('Batch not found')
+    if (batch.status !== 'finished') {
+      const c = await rowCounts(platform.db, batch._id)
+      throw new HttpError(409, `Batch is not finished yet (${c.done + c.failed} of ${batch.total} rows finished); download the archive once its status is "finished"`, {}, { status: batch.status })
+    }
+    const rows = await rowStates(platform.db, batch._id)
+    ctx.status = 200
+    ctx.type = 'application/zip'
+    ctx.set('Content-Disposition', `attachment; filename="batch-${batch._id}.zip"`)
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = batchArchive(platform.db, rows, batch.finished_at ?? batch.created_at)
+  })
+
+  router.get('/invoices/:id', auth, validate(invoiceIdSchema), async (ctx) => {
+    const { params } = input(ctx, invoiceIdSchema)
+    const doc = await invoices(platform.db).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
+    if (!doc) throw notFound('Invoice not found')
+    if (doc.status === 'done' && doc.pdf) return sendPdf(ctx, doc)
+    if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
+    throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })
+  })
+}
