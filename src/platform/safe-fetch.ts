@@ -39,7 +39,8 @@ export interface SafeResponse {
 }
 
 export function isPublicAddress(addr: string): boolean {
-  if (!ipaddr.isValid(addr)) return false
+  // Only canonical literals: ipaddr would also read classful forms such as "1.2.3".
+  if (!net.isIP(addr)) return false
   let ip = ipaddr.parse(addr)
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address()
   return ip.range() === 'unicast'
