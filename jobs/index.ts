@@ -6,5 +6,8 @@ import { usageResetJob } from './usage-reset.ts'
 import { invoiceBatchWatchJob } from './invoice-batch-watch.ts'
 import { invoiceBatchCallbackJob } from './invoice-batch-callback.ts'
 import { invoicesExpireJob } from './invoices-expire.ts'
+import { captureForwardJob } from './capture-forward.ts'
+import { captureReplayJob } from './capture-replay.ts'
+import { capturesExpireJob } from './captures-expire.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]

@@ -44,6 +44,13 @@ const schema = z.object({
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
+  WEBHOOK_FORWARD_SCHEDULE_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, { error: 'must be comma-separated integers (ms)' })
+    .default('0,5000,300000,1800000,7200000,18000000,36000000'),
+  /** A forward attempt succeeds on a 2xx within this long. */
+  WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
 })
 
 export type Config = z.infer<typeof schema> & { outboundAllowPrivate: boolean }

@@ -1,0 +1,117 @@
+// ANY /hook/<token>[/sub/path][?query]: no auth. Stores the request byte-exact (body read raw,
+// up to 25 MiB; larger → 413), counts it against the account's UTC-day limit atomically (past
+// it → 429, nothing stored), acknowledges only after it is stored, then answers with the
+// endpoint's configured response. Forwarding is a job, enqueued durably; nothing slow runs here.
+import type { Context, Next } from 'koa'
+import getRawBody from 'raw-body'
+import { scheduleForward } from '../../jobs/capture-forward.ts'
+import { getAccount } from '../platform/accounts.ts'
+import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
+import { clock } from '../platform/clock.ts'
+import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
+import type { Platform } from '../platform/platform.ts'
+import { putBody } from './body-store.ts'
+import { captureKey, captures, type CaptureDoc } from './captures.ts'
+import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
+import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
+import { secondsToNextUtcDay } from './time.ts'
+
+export const MAX_CAPTURE_BYTES = 25 * 1024 * 1024
+export const ENDPOINT_NOT_FOUND = 'Endpoint not found'
+const HOOK_PATH = /^\/hook\/([0-9A-Za-z]{1,64})(\/.*)?$/
+const CAPTURED = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+const ALLOW = [...CAPTURED, 'HEAD', 'OPTIONS'].join(', ')
+
+export const dailyLimitMessage = (plan: string, limit: number) =>
+  `Daily request limit reached: the ${plan} plan allows ${limit.toLocaleString('en-US')} captured requests per day (UTC). Upgrade your plan to capture more.`
+
+/** Header object with lower-cased names; repeated headers joined as HTTP allows. */
+function lowerHeaders(raw: string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const k = raw[i]!.toLowerCase()
+    out[k] = k in out ? `${out[k]}, ${raw[i + 1]}` : raw[i + 1]!
+  }
+  return out
+}
+
+function respond(ctx: Context, ep: EndpointDoc): void {
+  ctx.status = ep.response_code
+  ctx.set('Access-Control-Allow-Origin', '*')
+  ctx.set('Cache-Control', 'no-store')
+  if (ctx.status === 204 || ctx.status === 304) return
+  ctx.set('Content-Type', ep.response_content_type)
+  ctx.body = Buffer.from(ep.response_body, 'utf8')
+}
+
+export function captureMiddleware(platform: Platform) {
+  const { db } = platform
+  return async (ctx: Context, next: Next) => {
+    const m = HOOK_PATH.exec(ctx.path)
+    if (!m) {
+      if (ctx.path === '/hook' || ctx.path.startsWith('/hook/')) throw notFound(ENDPOINT_NOT_FOUND)
+      return next()
+    }
+    const token = m[1]!
+    ctx.state.route = '/hook/:token'
+    if (ctx.method === 'OPTIONS') {
+      // Preflights of browser-sent test requests: answered, not stored.
+      ctx.status = 204
+      ctx.set('Allow', ALLOW)
+      ctx.set('Access-Control-Allow-Origin', '*')
+      ctx.set('Access-Control-Allow-Methods', ALLOW)
+      ctx.set('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || '*')
+      ctx.set('Access-Control-Max-Age', '600')
+      return
+    }
+    if (ctx.method !== 'HEAD' && !CAPTURED.includes(ctx.method)) {
+      throw new HttpError(405, 'Method not allowed', { Allow: ALLOW })
+    }
+    // HEAD (senders checking the URL exists) is answered like GET but not stored or counted.
+    const ep = ctx.method === 'HEAD' ? await endpoints(db).findOne({ _id: token }) : await takeRequestId(db, token)
+    const account = ep ? await getAccount(db, ep.account_id) : null
+    if (!ep || !account || isExpired(ep, account)) throw notFound(ENDPOINT_NOT_FOUND)
+    if (ctx.method === 'HEAD') return respond(ctx, ep)
+
+    const declared = ctx.get('content-length')
+    const body = await getRawBody(ctx.req, { limit: MAX_CAPTURE_BYTES, length: /^\d+$/.test(declared) ? Number(declared) : undefined })
+    const now = clock.now()
+    const limits = WEBHOOKS_LIMITS[account.plan]
+    if (!(await takeDailyRequest(db, account._id, now, limits.requests_per_day))) {
+      throw tooMany(dailyLimitMessage(account.plan, limits.requests_per_day), secondsToNextUtcDay(now))
+    }
+    const id = ep.seq
+    const forwarding = Boolean(ep.forward_url && limits.forwarding)
+    try {
+      const stored = await putBody(db, captureKey(token, id), body)
+      const raw = ctx.req.rawHeaders
+      const doc: CaptureDoc = {
+        _id: captureKey(token, id),
+        endpoint_id: token,
+        account_id: account._id,
+        id,
+        method: ctx.method,
+        path: ctx.path,
+        sub_path: m[2] ?? '',
+        query: ctx.querystring,
+        headers: lowerHeaders(raw),
+        raw_headers: [...raw],
+        content_type: ctx.get('content-type') || null,
+        ip_address: (ctx.ip || ctx.req.socket.remoteAddress || '').replace(/^::ffff:/, ''),
+        size_bytes: body.length,
+        received_at: now,
+        expires_at: new Date(now.getTime() + limits.retention_hours * 3_600_000),
+        ...stored,
+        ...(forwarding
+          ? { forward: { status: 'pending', round: 0, attempts: 0, last_status: null, last_error: null, next_attempt_at: null, delivered_at: null } }
+          : {}),
+      }
+      await captures(db).insertOne(doc)
+    } catch (err) {
+      await releaseDailyRequest(db, account._id, now)
+      throw err
+    }
+    if (forwarding) await scheduleForward(platform, { endpoint_id: token, request_id: id, round: 0, attempt: 1 }, 0)
+    respond(ctx, ep)
+  }
+}

@@ -1,0 +1,111 @@
+// One forward attempt of a captured request: send it (same method, headers minus hop-by-hop,
+// exact body) to the endpoint's forward URL + sub-path + query through safe-fetch, record the
+// attempt, update the delivery state. The retry schedule lives in jobs/capture-forward.ts.
+import type { Platform } from '../platform/platform.ts'
+import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
+import { getAccount } from '../platform/accounts.ts'
+import { clock } from '../platform/clock.ts'
+import { isDuplicateKey } from '../platform/mongo.ts'
+import { safeFetch } from '../platform/safe-fetch.ts'
+import { getBody } from './body-store.ts'
+import { attempts, captureKey, captures, getCapture, type AttemptDoc } from './captures.ts'
+import { endpoints } from './endpoints.ts'
+import { outboundHeaders, targetUrl } from './outbound.ts'
+
+export interface ForwardRef {
+  endpoint_id: string
+  request_id: number
+  round: number
+  attempt: number
+}
+
+export type AttemptOutcome = 'skipped' | 'delivered' | 'failed'
+
+const attemptKey = (r: ForwardRef) => `${captureKey(r.endpoint_id, r.request_id)}.${r.round}.${r.attempt}`
+
+/** Make attempt `ref.attempt`, unless it was already made (a re-run after a crash reports it). */
+export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promise<AttemptOutcome> {
+  const { db, config } = platform
+  const cap = await getCapture(db, ref.endpoint_id, ref.request_id)
+  if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered') return 'skipped'
+  const done = await attempts(db).findOne({ _id: attemptKey(ref) })
+  if (done) return done.ok ? 'delivered' : 'failed'
+
+  const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
+  const account = ep ? await getAccount(db, ep.account_id) : null
+  let status: number | null = null
+  let error: string | null = null
+  let url = ep?.forward_url ?? ''
+  const started = performance.now()
+  if (!ep?.forward_url) error = 'the endpoint has no forward_url any more'
+  else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
+  else {
+    try {
+      url = targetUrl(ep.forward_url, cap.sub_path, cap.query)
+      const body = await getBody(db, cap)
+      const res = await safeFetch(url, {
+        method: cap.method,
+        headers: outboundHeaders(cap.raw_headers, new URL(url), body.length),
+        body: body.length ? body : undefined,
+        timeoutMs: config.WEBHOOK_FORWARD_TIMEOUT_MS,
+        maxBytes: 10 * 1024 * 1024,
+        allowPrivate: config.outboundAllowPrivate,
+      })
+      status = res.status
+      if (status < 200 || status >= 300) error = `target answered ${status}`
+    } catch (err) {
+      error = (err as Error).message
+    }
+  }
+  const ok = error === null
+  const now = clock.now()
+  const doc: AttemptDoc = {
+    _id: attemptKey(ref),
+    capture: cap._id,
+    endpoint_id: ref.endpoint_id,
+    request_id: ref.request_id,
+    round: ref.round,
+    attempt: ref.attempt,
+    url,
+    at: now,
+    status,
+    latency_ms: Math.round(performance.now() - started),
+    error,
+    ok,
+  }
+  try {
+    await attempts(db).insertOne(doc)
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err
+    return ok ? 'delivered' : 'failed' // a concurrent run recorded this attempt and its state
+  }
+  await captures(db).updateOne(
+    { _id: cap._id, 'forward.round': ref.round },
+    {
+      $set: {
+        'forward.status': ok ? 'delivered' : 'retrying',
+        'forward.last_status': status,
+        'forward.last_error': error,
+        'forward.next_attempt_at': null,
+        'forward.delivered_at': ok ? now : null,
+      },
+      $inc: { 'forward.attempts': 1 },
+    },
+  )
+  return ok ? 'delivered' : 'failed'
+}
+
+export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date): Promise<void> {
+  await captures(platform.db).updateOne(
+    { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
+    { $set: { 'forward.status': 'retrying', 'forward.next_attempt_at': at } },
+  )
+}
+
+/** After the last attempt: dead-lettered until someone retries it by hand. */
+export async function markDead(platform: Platform, ref: ForwardRef): Promise<void> {
+  await captures(platform.db).updateOne(
+    { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
+    { $set: { 'forward.status': 'dead', 'forward.next_attempt_at': null } },
+  )
+}

@@ -1,0 +1,15 @@
+// The webhook-capture service as the CLI and tests see it. Its base address is the host root:
+// /api/v1 (management), /hook/ (capture) and /inspect/ (page) all hang off it.
+import type { ServiceDef } from '../services.ts'
+import { QueueName } from '../platform/queue-names.ts'
+import { createWebhooksApp } from './app.ts'
+import { webhooksServiceIndexes } from './indexes.ts'
+
+export const webhooksService: ServiceDef = {
+  name: 'webhooks',
+  port: (c) => c.WEBHOOKS_PORT,
+  basePath: '',
+  createApp: createWebhooksApp,
+  indexes: webhooksServiceIndexes,
+  awaits: [QueueName.CaptureReplay],
+}

@@ -1,0 +1,188 @@
+// Inspection page script (served as a file under a strict CSP). Polls the management API for new
+// captures and renders everything with textContent/createElement only: captured content is data,
+// never markup. The API key comes from the URL fragment (#key=…) or the form, kept per tab.
+'use strict'
+;(() => {
+  const token = document.body.dataset.token
+  const api = `/api/v1/endpoints/${encodeURIComponent(token)}`
+  const $ = (id) => document.getElementById(id)
+  const statusEl = $('status')
+  const listEl = $('requests')
+  const detailEl = $('detail')
+  const POLL_MS = 1500
+  const requests = new Map()
+  let lastId = 0
+  let selected = null
+  let key = null
+
+  const m = /(?:^#|&)key=([^&]+)/.exec(location.hash)
+  if (m) {
+    key = decodeURIComponent(m[1])
+    sessionStorage.setItem(`wv-key:${token}`, key)
+    history.replaceState(null, '', location.pathname + location.search) // keep the key out of the address bar
+  } else key = sessionStorage.getItem(`wv-key:${token}`)
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag)
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v
+      else if (k === 'onclick') e.addEventListener('click', v)
+      else e.setAttribute(k, v)
+    }
+    for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)))
+    return e
+  }
+
+  async function getJson(path) {
+    const r = await fetch(api + path, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' })
+    const body = await r.json().catch(() => ({}))
+    if (!r.ok) throw Object.assign(new Error(body.error || `HTTP ${r.status}`), { status: r.status })
+    return body
+  }
+
+  function askForKey(message) {
+    statusEl.textContent = message
+    $('key-form').hidden = false
+  }
+  $('key-form').addEventListener('submit', (ev) => {
+    ev.preventDefault()
+    key = $('key-input').value.trim()
+    sessionStorage.setItem(`wv-key:${token}`, key)
+    $('key-form').hidden = true
+    start()
+  })
+
+  const size = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`)
+
+  function bodyBytes(r) {
+    if (r.body === null) return null
+    if (r.body_encoding === 'base64') return Uint8Array.from(atob(r.body), (c) => c.charCodeAt(0))
+    return new TextEncoder().encode(r.body)
+  }
+
+  function indentXml(text) {
+    const doc = new DOMParser().parseFromString(text, 'application/xml')
+    if (doc.getElementsByTagName('parsererror').length) return null
+    const out = []
+    const walk = (node, depth) => {
+      const pad = '  '.repeat(depth)
+      if (node.nodeType === Node.TEXT_NODE) {
+        const t = node.nodeValue.trim()
+        if (t) out.push(pad + t)
+        return
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE) return
+      const attrs = [...node.attributes].map((a) => ` ${a.name}="${a.value}"`).join('')
+      if (!node.childNodes.length) return void out.push(`${pad}<${node.nodeName}${attrs}/>`)
+      out.push(`${pad}<${node.nodeName}${attrs}>`)
+      for (const c of node.childNodes) walk(c, depth + 1)
+      out.push(`${pad}</${node.nodeName}>`)
+    }
+    walk(doc.documentElement, 0)
+    return out.join('\n')
+  }
+
+  /** A readable rendering of JSON, form and XML bodies; null when the raw body is all there is. */
+  function pretty(r) {
+    if (r.body === null || r.body_encoding !== 'utf8' || !r.body) return null
+    const ct = (r.content_type || '').toLowerCase()
+    try {
+      if (ct.includes('json') || /^\s*[[{]/.test(r.body)) return JSON.stringify(JSON.parse(r.body), null, 2)
+    } catch {}
+    if (ct.includes('x-www-form-urlencoded')) {
+      return [...new URLSearchParams(r.body)].map(([k, v]) => `${k} = ${v}`).join('\n')
+    }
+    if (ct.includes('xml') || /^\s*<\?xml/.test(r.body)) return indentXml(r.body)
+    return null
+  }
+
+  const shellQuote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`
+
+  function curlFor(r) {
+    const url = location.origin + r.path + (r.query ? `?${r.query}` : '')
+    const parts = ['curl', '-X', r.method, shellQuote(url)]
+    const skip = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'accept-encoding'])
+    for (let i = 0; i + 1 < r.raw_headers.length; i += 2) {
+      if (!skip.has(r.raw_headers[i].toLowerCase())) parts.push('-H', shellQuote(`${r.raw_headers[i]}: ${r.raw_headers[i + 1]}`))
+    }
+    if (r.size_bytes > 0 && r.body !== null) {
+      if (r.body_encoding === 'utf8') parts.push('--data-binary', shellQuote(r.body))
+      else return `printf %s ${shellQuote(r.body)} | base64 -d | ${parts.join(' ')} --data-binary @-`
+    }
+    return parts.join(' ')
+  }
+
+  async function showDetail(id) {
+    selected = id
+    for (const li of listEl.children) li.classList.toggle('selected', Number(li.dataset.id) === id)
+    let r = requests.get(id)
+    if (r.body === null && r.size_bytes > 0) {
+      r = await getJson(`/requests/${id}`)
+      requests.set(id, r)
+    }
+    const headerRows = []
+    for (let i = 0; i + 1 < r.raw_headers.length; i += 2) headerRows.push(el('tr', {}, el('td', {}, r.raw_headers[i]), el('td', {}, r.raw_headers[i + 1])))
+    const curl = curlFor(r)
+    const curlPre = el('pre', { class: 'curl' }, curl)
+    const copy = el('button', { type: 'button', class: 'copy-curl', onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(curl)
+        copy.textContent = 'Copied'
+      } catch {
+        copy.textContent = 'Select the command below to copy it'
+      }
+    } }, 'Copy as cURL')
+    const nice = pretty(r)
+    detailEl.replaceChildren(
+      el('h2', {}, `${r.method} ${r.path}${r.query ? `?${r.query}` : ''}`),
+      el('p', { class: 'meta' }, `#${r.id} · ${r.received_at} UTC · ${size(r.size_bytes)} · from ${r.ip_address}${r.content_type ? ` · ${r.content_type}` : ''}`),
+      el('h3', {}, 'Headers'),
+      el('table', { class: 'headers' }, el('tbody', {}, ...headerRows)),
+      ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty' }, nice)] : []),
+      el('h3', {}, r.body_encoding === 'base64' ? 'Raw body (binary, base64)' : 'Raw body'),
+      el('pre', { class: 'raw' }, r.body === null ? '' : r.body),
+      el('h3', {}, 'cURL'),
+      copy,
+      curlPre,
+    )
+  }
+
+  function addRequests(list) {
+    // list is newest first; insert oldest first so each new one goes to the top.
+    for (const r of [...list].reverse()) {
+      if (requests.has(r.id)) continue
+      requests.set(r.id, r)
+      lastId = Math.max(lastId, r.id)
+      const li = el(
+        'li',
+        { 'data-id': String(r.id), class: 'fresh', onclick: () => showDetail(r.id) },
+        el('span', { class: 'method' }, r.method),
+        el('span', { class: 'path' }, r.path + (r.query ? `?${r.query}` : '')),
+        el('span', { class: 'meta' }, `#${r.id} · ${r.received_at} · ${size(r.size_bytes)}`),
+      )
+      listEl.prepend(li)
+    }
+    statusEl.textContent = `${requests.size} request${requests.size === 1 ? '' : 's'} · live`
+  }
+
+  let timer = null
+  async function poll() {
+    try {
+      const page = await getJson(`/requests?limit=100${lastId ? `&after=${lastId}` : ''}`)
+      addRequests(page.requests)
+    } catch (err) {
+      if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
+      if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
+      statusEl.textContent = `Connection problem, retrying… (${err.message})`
+    }
+    timer = setTimeout(poll, POLL_MS)
+  }
+
+  function start() {
+    clearTimeout(timer)
+    if (!key) return askForKey('Enter your API key to see the requests captured by this endpoint.')
+    statusEl.textContent = 'Loading…'
+    poll()
+  }
+  start()
+})()
