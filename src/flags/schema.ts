@@ -84,7 +84,7 @@ export const updateFlagSchema = z.object({
       default_value: defaultValue.optional(),
       rules: rulesSchema.optional(),
     })
-    .refine((b) => UPDATABLE.some((f) => b[f] !== undefined), {
+    .refine((b) => b.key !== undefined || UPDATABLE.some((f) => b[f] !== undefined), {
       error: `body must contain at least one of: ${UPDATABLE.join(', ')}`,
     }),
 })
