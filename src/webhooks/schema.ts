@@ -12,7 +12,7 @@ export const createEndpointSchema = z.object({
   body: z
     .object({
       name: z.string().trim().max(200).nullable().optional(),
-      response_code: z.number().int().min(200).max(599).optional(),
+      response_code: z.number().int({ error: (i) => (i.code === 'invalid_type' && typeof i.input === 'number' ? 'response_code must be an integer' : undefined) }).min(200).max(599).optional(),
       response_body: z.string().max(65_536).optional(),
       response_content_type: z
         .string()
