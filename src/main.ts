@@ -12,12 +12,17 @@ import { ensureInfra } from './platform/embedded/index.ts'
 import { logger } from './platform/logger.ts'
 import { createPlatform, type Platform } from './platform/platform.ts'
 import { startWorkers } from '../workers/main.ts'
+import { JOBS } from '../jobs/index.ts'
+import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
+import { mountOps } from './platform/ops/routes.ts'
+import { startWorkerHttp } from './platform/ops/worker-http.ts'
+
 
 type Stopper = () => Promise<void>
 
 export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
   for (const q of svc.awaits) await platform.queues.listen(q)
-  const app = svc.createApp(platform)
+  const app = mountOps(svc.createApp(platform), platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
   // Keep-alive longer than typical load balancers' idle timeout.
@@ -25,11 +30,9 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   return server
 }
 
-function closeServer(server: Server): Promise<void> {
-  return new Promise((res) => {
-    server.close(() => res())
-    server.closeIdleConnections()
-  })
+/** Stop accepting, let in-flight requests finish within the shutdown grace period. */
+function closeServer(server: Server, config: Config): Promise<void> {
+  return closeGracefully(server, config.SHUTDOWN_TIMEOUT_MS)
 }
 
 function onShutdown(config: Config, stop: Stopper): void {
@@ -85,7 +88,7 @@ async function cmdStart(config: Config): Promise<void> {
   console.log('Press Ctrl-C to stop.\n')
 
   onShutdown(config, async () => {
-    await Promise.all(servers.map(closeServer))
+    await Promise.all(servers.map((s) => closeServer(s, config)))
     await Promise.all(
       children.map((c) => new Promise<void>((res) => (c.exitCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
     )
@@ -106,9 +109,9 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
   const services = names.map(serviceByName)
   const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES })
   const servers = await Promise.all(services.map((s) => listen(platform, s, s.port(config))))
-  for (const s of services) logger.info({ service: s.name, port: s.port(config) }, 'api listening')
+  services.forEach((s, i) => logger.info({ service: s.name, port: (servers[i]!.address() as { port: number }).port }, 'api listening'))
   onShutdown(config, async () => {
-    await Promise.all(servers.map(closeServer))
+    await Promise.all(servers.map((s) => closeServer(s, config)))
     await platform.close()
   })
 }
@@ -116,34 +119,61 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
 async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
   const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
   const running = await startWorkers(platform, { queues, concurrency })
+  const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null
   onShutdown(config, async () => {
+    // Probes keep answering (readyz: 503) while jobs drain.
+    startDraining()
     await running.close()
+    if (http) await closeServer(http, config)
     await platform.close()
   })
 }
 
-async function main(argv: string[]): Promise<void> {
+export const USAGE = 'usage: main.ts start | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]'
+
+export type Command =
+  | { cmd: 'start' }
+  | { cmd: 'api'; services: string[] }
+  | { cmd: 'worker'; queues: string[]; concurrency?: number }
+
+/** CLI arguments to a command (exported so that docker-compose.yml is checked against the CLI). */
+export function parseCommand(argv: string[]): Command | null {
   const [cmd, ...rest] = argv
   const { values } = parseArgs({
     args: rest,
     options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' } },
     allowPositionals: false,
   })
-  const config = loadConfig()
   const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : [])
   switch (cmd) {
     case 'start':
-      return cmdStart(config)
+      return { cmd }
     case 'api':
-      return cmdApi(config, values.service ? list(values.service) : SERVICES.map((s) => s.name))
+      return { cmd, services: values.service ? list(values.service) : SERVICES.map((s) => s.name) }
     case 'worker': {
       const n = values.concurrency ? Number(values.concurrency) : undefined
       if (n !== undefined && !(Number.isInteger(n) && n > 0 && n <= 256)) throw new Error('--concurrency must be an integer from 1 to 256')
-      return cmdWorker(config, list(values.queues), n)
+      return { cmd, queues: list(values.queues), concurrency: n }
     }
     default:
-      console.error('usage: main.ts start | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]')
-      process.exit(2)
+      return null
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const command = parseCommand(argv)
+  if (!command) {
+    console.error(USAGE)
+    process.exit(2)
+  }
+  const config = loadConfig()
+  switch (command.cmd) {
+    case 'start':
+      return cmdStart(config)
+    case 'api':
+      return cmdApi(config, command.services)
+    case 'worker':
+      return cmdWorker(config, command.queues, command.concurrency)
   }
 }
 

@@ -4,12 +4,14 @@
 import type { Platform } from '../platform/platform.ts'
 import { PermanentJobError } from '../platform/job.ts'
 import { clock } from '../platform/clock.ts'
+import { metrics } from '../platform/ops/metrics.ts'
+import { hostname } from 'node:os'
 import { fetchLogo, INVALID_LOGO, LogoError } from './logo.ts'
 import { renderInPool } from './render-pool.ts'
 import { invoiceBodySchema } from './schema.ts'
 import { markDone, markFailed, markRendering } from './store.ts'
 
-export async function renderStoredInvoice(platform: Platform, id: string, opts: { finalAttempt: boolean; threads: number }): Promise<{ state: string; bytes?: number }> {
+export async function renderStoredInvoice(platform: Platform, id: string, opts: { finalAttempt: boolean; threads: number }): Promise<{ state: string; bytes?: number; worker?: string }> {
   const { db } = platform
   const doc = await markRendering(db, id)
   if (!doc) return { state: 'skipped' } // done, failed or abandoned meanwhile: nothing to do
@@ -18,8 +20,11 @@ export async function renderStoredInvoice(platform: Platform, id: string, opts: 
     const logoDataUrl = request.logo_url ? await fetchLogo(request.logo_url, platform.config.outboundAllowPrivate) : undefined
     const started = performance.now()
     const pdf = await renderInPool({ request, logoDataUrl, today: clock.now().toISOString().slice(0, 10) }, opts.threads)
-    const stored = await markDone(db, id, pdf, performance.now() - started)
-    return { state: stored ? 'done' : 'abandoned', bytes: pdf.length }
+    const renderMs = performance.now() - started
+    metrics.renderDuration(renderMs)
+    const stored = await markDone(db, id, pdf, renderMs)
+    // Which worker process rendered it: operators see how work spreads over a pool.
+    return { state: stored ? 'done' : 'abandoned', bytes: pdf.length, worker: `${hostname()}:${process.pid}` }
   } catch (err) {
     if (err instanceof LogoError || (err instanceof Error && err.message === INVALID_LOGO)) {
       await markFailed(db, id, { status: 400, message: err.message })

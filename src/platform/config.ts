@@ -44,6 +44,10 @@ const schema = z.object({
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Export queue-depth gauges from this process's /metrics (turn on in exactly one process). */
+  QUEUE_METRICS: bool.default(false),
+  /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */
+  WORKER_PORT: port.optional(),
   /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
   WEBHOOK_FORWARD_SCHEDULE_MS: z
     .string()

@@ -63,6 +63,7 @@ function requestContext(service: string) {
     const started = performance.now()
     const incoming = ctx.get('x-request-id')
     ctx.state.reqId = /^[\w.-]{8,64}$/.test(incoming) ? incoming : randomUUID()
+    ctx.state.service = service
     ctx.set('X-Request-Id', ctx.state.reqId)
     try {
       await next()

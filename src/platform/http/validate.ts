@@ -76,10 +76,12 @@ export function parseAll<T extends z.ZodType>(schema: T, data: unknown, prefix: 
 export type RequestSchema = z.ZodObject<{ body?: z.ZodType; query?: z.ZodType; params?: z.ZodType }>
 export type Input<S extends RequestSchema> = z.infer<S>
 
+const SCHEMA = Symbol('request schema')
+
 /** Validate params, then query, then body: each part's paths are named without a prefix. */
 export function validate<S extends RequestSchema>(schema: S) {
   const shape = schema.shape as { body?: z.ZodType; query?: z.ZodType; params?: z.ZodType }
-  return async (ctx: Context, next: Next) => {
+  const mw = async (ctx: Context, next: Next) => {
     const input: Record<string, unknown> = {}
     if (shape.params) input.params = parseOrThrow(shape.params, (ctx as any).params ?? {})
     if (shape.query) input.query = parseOrThrow(shape.query, ctx.query)
@@ -87,6 +89,13 @@ export function validate<S extends RequestSchema>(schema: S) {
     ctx.state.input = input
     await next()
   }
+  // The OpenAPI generator (ops/openapi.ts) finds each route's schema on its middleware.
+  return Object.assign(mw, { [SCHEMA]: schema as RequestSchema })
+}
+
+/** The request schema a validate() middleware checks, if fn is one. */
+export function schemaOf(fn: unknown): RequestSchema | undefined {
+  return (fn as { [SCHEMA]?: RequestSchema } | null)?.[SCHEMA]
 }
 
 /** Typed access to what validate() stored. */

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict'
+import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
+import { get } from './helpers/http.ts'
+import { qpdfCheck } from './helpers/pdf.ts'
+import { account, rows, submit, unzip, usage, waitFinished } from './invoice-batch.helpers.ts'
+
+describe('invoice batches: a worker process killed mid-batch', () => {
+  let sys: TestSystem
+  const children: ReturnType<typeof spawnWorker>[] = []
+  before(async () => {
+    sys = await startSystem({ services: ['invoice'], workers: false })
+  })
+  after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+    await sys?.stop()
+  })
+
+  it('loses no row and counts none twice: every row ends done or failed, usage = rows done', async function () {
+    this.timeout(180_000)
+    const { key } = await account(sys, 'starter')
+    const first = spawnWorker(sys.env)
+    children.push(first)
+    const res = await submit(sys, key, rows(40))
+    assert.equal(res.status, 202, res.text)
+    // Kill it hard while rows are being rendered (and others wait), without a graceful close.
+    for (;;) {
+      const st = (await get(res.json.status_url, { key })).json
+      if (st.counts.done >= 5) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    first.kill('SIGKILL')
+    await waitForExit(first)
+    const midway = (await get(res.json.status_url, { key })).json
+    assert.equal(midway.status, 'processing')
+    assert.ok(midway.counts.done < 40, 'the kill came too late to prove anything')
+
+    const second = spawnWorker(sys.env)
+    children.push(second)
+    const st = await waitFinished(sys, key, res.json.batch_id, 150_000)
+    assert.equal(st.counts.done + st.counts.failed, 40)
+    assert.equal(st.rows.length, 40)
+    for (const r of st.rows) assert.ok(r.state === 'done' || r.state === 'failed', JSON.stringify(r))
+    assert.equal(await usage(sys, key), st.counts.done)
+    const entries = unzip((await get(st.archive_url, { key })).body)
+    assert.equal(entries.length, st.counts.done)
+    for (const e of entries) qpdfCheck(e.data)
+    second.kill('SIGTERM')
+    await waitForExit(second)
+  })
+})
