@@ -1,0 +1,31 @@
+// Bull Board (the queue dashboard) at /admin/queues for every queue, with retry/clean actions.
+// Off (404) unless ADMIN_TOKEN is configured; every dashboard path, assets included, needs it.
+import { createBullBoard } from '@bull-board/api'
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
+import { KoaAdapter } from '@bull-board/koa'
+import type { Middleware } from 'koa'
+import type { Platform } from '../platform.ts'
+import { ALL_QUEUES } from '../queue-names.ts'
+import { requireAdmin } from './admin-auth.ts'
+
+export const ADMIN_BASE = '/admin/queues'
+
+export function adminDashboard(platform: Platform): Middleware {
+  const token = platform.config.ADMIN_TOKEN
+  if (!token) return (_ctx, next) => next()
+  const adapter = new KoaAdapter().setBasePath(ADMIN_BASE)
+  createBullBoard({
+    queues: ALL_QUEUES.map((name) => new BullMQAdapter(platform.queues.queue(name))),
+    // @bull-board/koa pins its own copy of @bull-board/api; the shapes agree at runtime.
+    serverAdapter: adapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
+    options: { uiConfig: { boardTitle: 'queueworks' } },
+  })
+  const board = adapter.registerPlugin() as unknown as Middleware
+  return async (ctx, next) => {
+    if (ctx.path !== ADMIN_BASE && !ctx.path.startsWith(`${ADMIN_BASE}/`)) return next()
+    requireAdmin(ctx, token)
+    // One metrics label for the whole dashboard (its inner routes are not ours).
+    ctx.state.route = `${ADMIN_BASE}/*`
+    return board(ctx, next)
+  }
+}

@@ -1,0 +1,112 @@
+// Prometheus metrics (prom-client): one registry per process, the metric definitions, and the small
+// functions other code calls to record domain events (render durations, forward outcomes,
+// evaluations). HTTP and job metrics are fed by the hooks in http/app.ts and workers.ts.
+import type { Context } from 'koa'
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { onRequestDone } from '../http/app.ts'
+import { onJobProcessed } from '../workers.ts'
+
+export const registry = new Registry()
+collectDefaultMetrics({ register: registry })
+
+// Invoice requests wait for their render, so HTTP buckets reach the render timeout (30 s).
+const httpDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP request duration by service, method, route template and status',
+  labelNames: ['service', 'method', 'route', 'status'] as const,
+  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+})
+
+const jobWait = new Histogram({
+  name: 'queue_job_wait_seconds',
+  help: 'Time a job waited in its queue before its first attempt started (after any delay)',
+  labelNames: ['queue'] as const,
+  buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+  registers: [registry],
+})
+
+const jobRun = new Histogram({
+  name: 'queue_job_run_seconds',
+  help: 'Processing time of one job attempt, by queue and outcome',
+  labelNames: ['queue', 'outcome'] as const,
+  buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+})
+
+const jobFailures = new Counter({
+  name: 'queue_job_failures_total',
+  help: 'Failed job attempts by queue (a retried job counts once per failed attempt)',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+})
+
+const renderDuration = new Histogram({
+  name: 'invoice_render_seconds',
+  help: 'Time to render one invoice PDF in the render pool (excludes logo fetch and storage)',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+})
+
+export const FORWARD_OUTCOMES = ['success', 'http_error', 'timeout', 'network_error', 'blocked', 'dead_lettered'] as const
+export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number]
+
+const forwardAttempts = new Counter({
+  name: 'webhook_forward_attempts_total',
+  help: 'Webhook forward attempts by outcome',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+})
+
+export const EVALUATION_REASONS = ['TARGETING_MATCH', 'DEFAULT', 'DISABLED', 'FLAG_NOT_FOUND', 'ERROR'] as const
+const evaluationCount = new Counter({
+  name: 'flag_evaluations_total',
+  help: 'Flag evaluations served, by reason',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+})
+
+/** Functions domain code calls; each is cheap (an in-memory increment). */
+export const metrics = {
+  renderDuration(ms: number): void {
+    renderDuration.observe(ms / 1000)
+  },
+  forwardAttempt(outcome: ForwardOutcome): void {
+    // Labels stay a closed set whatever a caller passes: unbounded labels break Prometheus.
+    forwardAttempts.inc({ outcome: (FORWARD_OUTCOMES as readonly string[]).includes(outcome) ? outcome : 'other' })
+  },
+  /** Record n evaluations with one reason (a bulk evaluation of 40 flags may call this per reason). */
+  evaluations(n = 1, reason?: string): void {
+    if (!(n > 0)) return
+    const label = reason === undefined ? 'unspecified' : (EVALUATION_REASONS as readonly string[]).includes(reason) ? reason : 'other'
+    evaluationCount.inc({ reason: label }, n)
+  },
+}
+
+/** The route template (never the raw path, which would make label values unbounded). */
+export function routeLabel(ctx: Context): string {
+  const r = (ctx.state?.route as string | undefined) ?? (ctx as any)._matchedRoute
+  return typeof r === 'string' ? r : 'unmatched'
+}
+
+let installed = false
+/** Subscribe to the request and job hooks once per process. */
+export function installMetricHooks(): void {
+  if (installed) return
+  installed = true
+  onRequestDone((ctx, ms) => {
+    httpDuration.observe(
+      { service: (ctx.state?.service as string | undefined) ?? 'unknown', method: ctx.method, route: routeLabel(ctx), status: String(ctx.status) },
+      ms / 1000,
+    )
+  })
+  onJobProcessed((queue, job, outcome, ms) => {
+    jobRun.observe({ queue, outcome }, ms / 1000)
+    if (outcome === 'failed') jobFailures.inc({ queue })
+    // Only the first attempt: later attempts' waits are backoff delays we asked for.
+    if (job.attemptsMade === 0 && job.processedOn) {
+      const readyAt = job.timestamp + (job.opts.delay ?? 0)
+      jobWait.observe({ queue }, Math.max(0, job.processedOn - readyAt) / 1000)
+    }
+  })
+}

@@ -1,0 +1,281 @@
+// Operations endpoints on every service: /healthz, /readyz, /metrics, the /admin/queues dashboard
+// (token, retry and clean actions), /openapi.json (covers every route) and the /docs page.
+import assert from 'node:assert/strict'
+import type Router from '@koa/router'
+import { Worker } from 'bullmq'
+import { chromium } from 'playwright-core'
+import { JOBS } from '../jobs/index.ts'
+import { SERVICES } from '../src/services.ts'
+import { createRedis } from '../src/platform/redis.ts'
+import { QueueName } from '../src/platform/queue-names.ts'
+import { startSystem, type TestSystem } from './helpers/system.ts'
+import { call, get, post } from './helpers/http.ts'
+
+const TOKEN = 'ops-test-admin-token-0123456789'
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
+const bearer = { authorization: `Bearer ${TOKEN}` }
+
+/** The value of one sample in Prometheus text, or undefined. Labels must all be present. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue
+    const rest = line.slice(name.length)
+    if (Object.entries(labels).every(([k, v]) => rest.includes(`${k}="${v}"`))) return Number(line.split(' ').pop())
+  }
+  return undefined
+}
+
+describe('ops: health, readiness and metrics without an admin token', () => {
+  let sys: TestSystem
+  before(async () => {
+    sys = await startSystem({ workers: false })
+  })
+  after(async () => sys?.stop())
+
+  it('every service answers /healthz', async () => {
+    for (const svc of SERVICES) {
+      const r = await get(`${sys.root[svc.name]}/healthz`)
+      assert.equal(r.status, 200, svc.name)
+      assert.deepEqual(r.json, { status: 'ok' })
+    }
+  })
+
+  it('/readyz is 503 until a worker has registered the job schedulers, naming what is missing', async () => {
+    const r = await get(`${sys.root.invoice}/readyz`)
+    assert.equal(r.status, 503)
+    assert.equal(r.json.status, 'not ready')
+    assert.equal(r.json.checks.mongo, 'ok')
+    assert.equal(r.json.checks.redis, 'ok')
+    for (const def of JOBS.filter((j) => j.scheduler)) assert.match(r.json.checks.schedulers, new RegExp(def.scheduler!.id))
+  })
+
+  it('the dashboard is off (404 JSON) when no ADMIN_TOKEN is configured', async () => {
+    for (const path of ['/admin/queues', '/admin/queues/api/queues']) {
+      const r = await get(`${sys.root.invoice}${path}`, { headers: bearer })
+      assert.equal(r.status, 404)
+      assert.deepEqual(r.json, { error: 'Not found' })
+    }
+  })
+
+  it('/metrics is open and labels requests by route template, never by raw path', async () => {
+    await get(`${sys.root.invoice}/healthz`)
+    await get(`${sys.root.invoice}/no/such/path/123`)
+    const r = await get(`${sys.root.invoice}/metrics`)
+    assert.equal(r.status, 200)
+    assert.match(r.headers.get('content-type')!, /^text\/plain/)
+    assert.ok(sample(r.text, 'http_request_duration_seconds_count', { service: 'invoice', route: '/healthz', status: '200' })! >= 1)
+    assert.ok(sample(r.text, 'http_request_duration_seconds_count', { service: 'invoice', route: 'unmatched', status: '404' })! >= 1)
+    assert.ok(!r.text.includes('/no/such/path'))
+    assert.match(r.text, /process_resident_memory_bytes/)
+    // QUEUE_METRICS is off in this process: no queue depth here.
+    assert.equal(sample(r.text, 'queue_jobs', { queue: 'invoice-render' }), undefined)
+  })
+
+  it('ops paths answer wrong methods with 405 JSON', async () => {
+    for (const path of ['/healthz', '/metrics', '/openapi.json']) {
+      const r = await post(`${sys.root.invoice}${path}`, {})
+      assert.equal(r.status, 405, path)
+      assert.deepEqual(r.json, { error: 'Method not allowed' })
+    }
+  })
+})
+
+describe('ops: with ADMIN_TOKEN, workers and QUEUE_METRICS', () => {
+  let sys: TestSystem
+  // Every scheduled queue and invoice-render; capture-replay gets no worker, so its jobs stay put.
+  const served = [...new Set([...JOBS.filter((j) => j.scheduler).map((j) => j.queue), QueueName.InvoiceRender])]
+  before(async () => {
+    sys = await startSystem({ workers: { queues: served }, env: { ADMIN_TOKEN: TOKEN, QUEUE_METRICS: 'true' } })
+  })
+  after(async () => sys?.stop())
+
+  it('/readyz is 200 once workers registered the schedulers', async () => {
+    const r = await get(`${sys.root.invoice}/readyz`)
+    assert.equal(r.status, 200, r.text)
+    assert.deepEqual(r.json, { status: 'ready', checks: { mongo: 'ok', redis: 'ok', schedulers: 'ok', accepting: 'ok' } })
+  })
+
+  it('/metrics needs the token (Bearer or Basic password) once ADMIN_TOKEN is set', async () => {
+    const none = await get(`${sys.root.invoice}/metrics`)
+    assert.equal(none.status, 401)
+    assert.deepEqual(none.json, { error: 'Unauthorized: admin token required' })
+    const wrong = await get(`${sys.root.invoice}/metrics`, { headers: { authorization: `Bearer ${TOKEN}x` } })
+    assert.equal(wrong.status, 401)
+    const short = await get(`${sys.root.invoice}/metrics`, { headers: { authorization: basic('admin', TOKEN.slice(0, -1)) } })
+    assert.equal(short.status, 401)
+    assert.equal((await get(`${sys.root.invoice}/metrics`, { headers: bearer })).status, 200)
+    assert.equal((await get(`${sys.root.invoice}/metrics`, { headers: { authorization: basic('anyone', TOKEN) } })).status, 200)
+  })
+
+  it('an invoice shows up in HTTP, job, render and queue-depth metrics', async () => {
+    const key = (await post(`${sys.url.invoice}/signup`, { email: 'metrics@example.com' })).json.api_key
+    const inv = await post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Gauge', quantity: 1, unit_price: 3 }] }, { key })
+    assert.equal(inv.status, 200, inv.text)
+    const m = (await get(`${sys.root.invoice}/metrics`, { headers: bearer })).text
+    assert.ok(sample(m, 'http_request_duration_seconds_count', { route: '/api/v1/invoice', method: 'POST', status: '200' })! >= 1)
+    assert.ok(sample(m, 'invoice_render_seconds_count')! >= 1)
+    assert.ok(sample(m, 'queue_job_run_seconds_count', { queue: 'invoice-render', outcome: 'completed' })! >= 1)
+    assert.ok(sample(m, 'queue_job_wait_seconds_count', { queue: 'invoice-render' })! >= 1)
+    assert.ok(sample(m, 'queue_jobs', { queue: 'invoice-render', state: 'completed' })! >= 1)
+    assert.equal(sample(m, 'queue_jobs', { queue: 'invoice-render', state: 'failed' }), 0)
+    for (const name of ['webhook_forward_attempts_total', 'flag_evaluations_total', 'queue_job_failures_total']) assert.match(m, new RegExp(`# TYPE ${name} counter`))
+  })
+
+  it('the dashboard refuses missing or wrong tokens with a Basic challenge, and serves with the token', async () => {
+    const none = await get(`${sys.root.invoice}/admin/queues`)
+    assert.equal(none.status, 401)
+    assert.match(none.headers.get('www-authenticate')!, /^Basic realm=/)
+    assert.deepEqual(none.json, { error: 'Unauthorized: admin token required' })
+    assert.equal((await get(`${sys.root.invoice}/admin/queues/api/queues`, { headers: { authorization: basic('admin', 'nope') } })).status, 401)
+    const page = await get(`${sys.root.invoice}/admin/queues`, { headers: { authorization: basic('admin', TOKEN) } })
+    assert.equal(page.status, 200)
+    assert.match(page.headers.get('content-type')!, /text\/html/)
+    const api = await get(`${sys.root.invoice}/admin/queues/api/queues`, { headers: bearer })
+    assert.equal(api.status, 200)
+    const names = (api.json.queues as Array<{ name: string }>).map((q) => q.name).sort()
+    assert.deepEqual(names, Object.values(QueueName).sort())
+  })
+
+  it('retries and cleans failed jobs through the dashboard API', async function () {
+    this.timeout(60_000)
+    const queue = sys.platform.queues.queue(QueueName.CaptureReplay)
+    const failOnce = async (id: string) => {
+      await queue.add(QueueName.CaptureReplay, { probe: id }, { jobId: id })
+      const conn = createRedis(sys.platform.redisUrl, 'blocking')
+      const w = new Worker(QueueName.CaptureReplay, async () => { throw new Error('boom') }, { connection: conn, prefix: sys.config.QUEUE_PREFIX })
+      await new Promise<void>((res) => w.on('failed', (job) => job?.id === id && res()))
+      await w.close()
+      conn.disconnect()
+      assert.equal(await queue.getJobState(id), 'failed')
+    }
+    const base = `${sys.root.invoice}/admin/queues/api/queues/${QueueName.CaptureReplay}`
+
+    await failOnce('ops-retry-1')
+    assert.equal((await call('PUT', `${base}/retry/failed`)).status, 401)
+    assert.equal(await queue.getJobState('ops-retry-1'), 'failed')
+    const retry = await call('PUT', `${base}/retry/failed`, { headers: bearer })
+    assert.equal(retry.status, 200, retry.text)
+    assert.equal(await queue.getJobState('ops-retry-1'), 'waiting')
+
+    await failOnce('ops-clean-1')
+    // Bull Board's clean skips jobs that finished less than 5 s ago.
+    await new Promise((r) => setTimeout(r, 5_500))
+    assert.equal((await call('PUT', `${base}/clean/failed`)).status, 401)
+    assert.equal(await queue.getJobState('ops-clean-1'), 'failed')
+    const clean = await call('PUT', `${base}/clean/failed`, { headers: bearer })
+    assert.equal(clean.status, 200, clean.text)
+    assert.equal(await queue.getJob('ops-clean-1'), undefined)
+  })
+})
+
+describe('ops: OpenAPI documents and the docs page', () => {
+  let sys: TestSystem
+  before(async () => {
+    sys = await startSystem({ workers: false })
+  })
+  after(async () => sys?.stop())
+
+  /** What each service's routers serve, read straight from @koa/router (HEAD is implied by GET). */
+  function servedRoutes(name: string): Array<{ method: string; path: string }> {
+    const svc = SERVICES.find((s) => s.name === name)!
+    const app = svc.createApp(sys.platform)
+    const out: Array<{ method: string; path: string }> = []
+    for (const mw of app.middleware) {
+      const router = (mw as { router?: Router }).router
+      for (const layer of router?.stack ?? []) {
+        for (const m of layer.methods) if (m !== 'HEAD') out.push({ method: m.toLowerCase(), path: String(layer.path) })
+      }
+    }
+    return out
+  }
+
+  const template = (p: string) => p.replace(/[{}]/g, '').replace(/[:*](\w+)/g, '{$1}')
+
+  it('every route every registered service serves is in its /openapi.json (OpenAPI 3.1)', async () => {
+    for (const svc of SERVICES) {
+      const doc = (await get(`${sys.root[svc.name]}/openapi.json`)).json
+      assert.equal(doc.openapi, '3.1.0')
+      const routes = servedRoutes(svc.name)
+      assert.ok(routes.length > 0, svc.name)
+      for (const r of routes) {
+        const op = doc.paths[template(r.path)]?.[r.method]
+        assert.ok(op, `${svc.name}: ${r.method.toUpperCase()} ${r.path} is not documented`)
+        for (const name of [...template(r.path).matchAll(/\{(\w+)\}/g)].map((x) => x[1])) {
+          assert.ok(op.parameters.some((p: any) => p.in === 'path' && p.name === name && p.required), `${r.path}: path parameter ${name}`)
+        }
+      }
+      // The ops endpoints are documented too.
+      for (const p of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[p]?.get, `${svc.name}: ${p}`)
+    }
+  })
+
+  it('documented paths without parameters are real routes (never the JSON route-miss 404)', async () => {
+    for (const svc of SERVICES) {
+      const doc = (await get(`${sys.root[svc.name]}/openapi.json`)).json
+      for (const [path, ops] of Object.entries<Record<string, unknown>>(doc.paths)) {
+        if (path.includes('{')) continue
+        for (const method of Object.keys(ops)) {
+          if (method !== 'get') continue // POSTs would create things; GETs are safe to probe
+          const r = await call('GET', `${sys.root[svc.name]}${path}`)
+          assert.ok(!(r.status === 404 && r.json?.error === 'Not found'), `${svc.name} GET ${path} -> ${r.status}`)
+        }
+      }
+    }
+  })
+
+  it('request bodies carry the zod schema (invoice: items, limits)', async () => {
+    const doc = (await get(`${sys.root.invoice}/openapi.json`)).json
+    const body = doc.paths['/api/v1/invoice'].post.requestBody.content['application/json'].schema
+    assert.equal(body.properties.items.type, 'array')
+    assert.equal(body.properties.items.maxItems, 1000)
+    assert.deepEqual(body.properties.items.items.required, ['description', 'quantity', 'unit_price'])
+    const signup = doc.paths['/api/v1/signup'].post.requestBody.content['application/json'].schema
+    assert.deepEqual(signup.required, ['email'])
+  })
+
+  it('/docs serves the page and npm-bundled assets under a strict CSP; unknown assets are 404 JSON', async () => {
+    const page = await get(`${sys.root.invoice}/docs`)
+    assert.equal(page.status, 200)
+    assert.match(page.headers.get('content-type')!, /text\/html/)
+    const csp = page.headers.get('content-security-policy')!
+    assert.match(csp, /default-src 'none'/)
+    assert.match(csp, /script-src 'self'(;|$)/)
+    assert.ok(!/https?:/.test(page.text), 'no external URLs in the page')
+    for (const [asset, type] of [['swagger-ui.css', /text\/css/], ['swagger-ui-bundle.js', /javascript/], ['init.js', /javascript/]] as const) {
+      const r = await get(`${sys.root.invoice}/docs/${asset}`)
+      assert.equal(r.status, 200, asset)
+      assert.match(r.headers.get('content-type')!, type)
+    }
+    for (const bad of ['nope.js', '__proto__', '..%2Fpackage.json', 'index.html']) {
+      const r = await get(`${sys.root.invoice}/docs/${bad}`)
+      assert.equal(r.status, 404, bad)
+      assert.deepEqual(r.json, { error: 'Not found' })
+    }
+  })
+
+  it('a real browser renders every documented operation with no CSP violations', async function () {
+    this.timeout(90_000)
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    })
+    try {
+      const page = await browser.newPage()
+      const problems: string[] = []
+      page.on('console', (msg) => msg.type() === 'error' && problems.push(msg.text()))
+      page.on('pageerror', (err) => problems.push(err.message))
+      const external: string[] = []
+      page.on('request', (req) => !req.url().startsWith(sys.root.invoice) && !req.url().startsWith('data:') && external.push(req.url()))
+      await page.goto(`${sys.root.invoice}/docs`)
+      await page.waitForSelector('.opblock', { timeout: 60_000 })
+      const doc = (await get(`${sys.root.invoice}/openapi.json`)).json
+      const operations = Object.values<Record<string, unknown>>(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0)
+      assert.equal(await page.locator('.opblock').count(), operations)
+      assert.match(await page.locator('.title').first().innerText(), /queueworks invoice API/)
+      assert.deepEqual(problems, [])
+      assert.deepEqual(external, [])
+    } finally {
+      await browser.close()
+    }
+  })
+})
