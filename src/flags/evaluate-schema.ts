@@ -6,14 +6,14 @@ export const MAX_EVAL_FLAGS = 1_000
 export const MAX_CONTEXT_ATTRIBUTES = 100
 export const MAX_CONTEXT_VALUE_LENGTH = 2_048
 
-export const contextSchema = z.record(z.string(), z.unknown()).superRefine((obj, ctx) => {
+export const contextSchema = z.looseObject({}).superRefine((obj, ctx) => {
   const keys = Object.keys(obj)
   if (keys.length > MAX_CONTEXT_ATTRIBUTES) {
     ctx.addIssue({ code: 'custom', message: `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes` })
     return
   }
   for (const k of keys) {
-    const v = obj[k]
+    const v = (obj as Record<string, unknown>)[k]
     const label = `context.${k.length > 40 ? `${k.slice(0, 40)}…` : k}`
     if (k.length === 0 || k.length > 128) ctx.addIssue({ code: 'custom', message: 'context attribute names must be 1-128 characters' })
     else if (typeof v === 'string') {
