@@ -1,0 +1,181 @@
+// Faults: a worker process SIGKILLed mid-render, a render that outlives the request's wait, and
+// Redis unreachable for the producer. The client gets its PDF or a clear 5xx JSON error, and an
+// invoice the client did not receive is never charged.
+import assert from 'node:assert/strict'
+import type { ChildProcess } from 'node:child_process'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { startSystem, spawnWorker, waitForExit, type TestSystem } from './helpers/system.ts'
+import { get, post, type Res } from './helpers/http.ts'
+import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
+import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+
+const RENDER_TIMEOUT = 'Invoice rendering timed out. Please retry; this request was not counted.'
+
+/** About 2–3 s of rendering: long enough to kill the worker in the middle of it. */
+const slowInvoice = {
+  invoice_number: 'SLOW-1',
+  items: Array.from({ length: 1000 }, (_, i) => ({ description: `${i} ${'Lorem ipsum dolor sit amet consectetur '.repeat(8)}`, quantity: 1, unit_price: 1 })),
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+/** Spawn a worker process and wait until it is connected to the render queue. */
+async function readyWorker(sys: TestSystem): Promise<ChildProcess> {
+  const q = sys.platform.queues.queue('invoice-render')
+  const before = await q.getWorkersCount()
+  const child = spawnWorker(sys.env, ['--queues', 'invoice-render'])
+  await until('the worker process to connect', async () => (await q.getWorkersCount()) > before, 60_000)
+  return child
+}
+
+async function kill(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return
+  child.kill('SIGKILL')
+  await waitForExit(child)
+}
+
+describe('invoice faults', function () {
+  this.timeout(120_000)
+
+  describe('a worker process killed while rendering', () => {
+    let sys: TestSystem
+    const children: ChildProcess[] = []
+    before(async () => {
+      sys = await startSystem({ services: ['invoice'], workers: false, env: { RENDER_TIMEOUT_MS: '60000' } })
+    })
+    after(async () => {
+      for (const c of children) await kill(c)
+      await sys?.stop()
+    })
+
+    const invoices = () => sys.platform.db.collection('invoices')
+    const signup = async (email: string) => (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
+    const usage = async (key: string) => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
+
+    it('a second worker renders the job; the client gets its PDF and is charged once', async () => {
+      const key = await signup('killed@example.com')
+      const first = await readyWorker(sys)
+      children.push(first)
+      const pending: Promise<Res> = post(`${sys.url.invoice}/invoice`, slowInvoice, { key })
+
+      const doc = await until('the render to start', () => invoices().findOne({ status: 'rendering' }))
+      await sleep(300) // well inside the ~2.5 s render
+      first.kill('SIGKILL')
+      await waitForExit(first)
+      assert.equal((await invoices().findOne({ _id: doc._id }))!.status, 'rendering', 'killed before it could finish')
+
+      const second = await readyWorker(sys)
+      children.push(second)
+      const res = await pending
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.headers.get('content-type'), 'application/pdf')
+      qpdfCheck(res.body)
+      assert.ok(pdfPages(res.body) > 10)
+      assert.equal(await usage(key), 1)
+      const stored = await invoices().findOne({ _id: doc._id })
+      assert.equal(stored!.status, 'done')
+      assert.equal(stored!.charged, true)
+      await kill(second)
+    })
+
+    it('with no worker left, the client gets a clear 504 and the invoice is not charged, even if a worker comes back', async () => {
+      const quick = await startSystem({ services: ['invoice'], workers: false, env: { RENDER_TIMEOUT_MS: '6000' } })
+      try {
+        const key = (await post(`${quick.url.invoice}/signup`, { email: 'abandoned@example.com' })).json.api_key
+        const worker = await readyWorker(quick)
+        children.push(worker)
+        const pending = post(`${quick.url.invoice}/invoice`, slowInvoice, { key })
+        const col = quick.platform.db.collection('invoices')
+        const doc = await until('the render to start', () => col.findOne({ status: 'rendering' }))
+        await sleep(300)
+        await kill(worker)
+
+        const res = await pending
+        assert.equal(res.status, 504, res.text)
+        assert.deepEqual(res.json, { error: RENDER_TIMEOUT })
+        assert.equal((await get(`${quick.url.invoice}/usage`, { key })).json.invoices_this_month, 0)
+
+        // A worker that picks the stalled job up later must not store or charge it.
+        const late = await readyWorker(quick)
+        children.push(late)
+        await sleep(7_000) // past the 3 s lock and a stalled check: the job is offered again
+        const after = await col.findOne({ _id: doc._id })
+        assert.equal(after!.status, 'failed')
+        assert.equal(after!.charged, false)
+        assert.equal(after!.pdf, undefined)
+        assert.equal((await get(`${quick.url.invoice}/usage`, { key })).json.invoices_this_month, 0)
+        await kill(late)
+      } finally {
+        await quick.stop()
+      }
+    })
+  })
+
+  describe('render timeout', () => {
+    let sys: TestSystem
+    before(async () => {
+      sys = await startSystem({ services: ['invoice'], workers: false, env: { RENDER_TIMEOUT_MS: '800' } })
+    })
+    after(async () => sys?.stop())
+
+    it('with no worker running: 504 JSON, the reservation is released, a demo too', async () => {
+      const key = (await post(`${sys.url.invoice}/signup`, { email: 'timeout@example.com' })).json.api_key
+      const all = await Promise.all(Array.from({ length: 3 }, () => post(`${sys.url.invoice}/invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1 }] }, { key })))
+      for (const r of all) {
+        assert.equal(r.status, 504, r.text)
+        assert.deepEqual(r.json, { error: RENDER_TIMEOUT })
+      }
+      assert.deepEqual((await get(`${sys.url.invoice}/usage`, { key })).json, { plan: 'free', invoices_this_month: 0, monthly_limit: 5, remaining: 5 })
+      const failed = await sys.platform.db.collection('invoices').find({ status: 'failed' }).toArray()
+      assert.equal(failed.length, 3)
+      assert.ok(failed.every((d) => d.charged === false && d.error.status === 504))
+      const demo = await post(`${sys.url.invoice}/demo-invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1 }] })
+      assert.equal(demo.status, 504)
+    })
+  })
+
+  describe('Redis unreachable for the producer', () => {
+    let redis: EmbeddedRedis
+    let sys: TestSystem
+    before(async () => {
+      redis = await startRedisServer({ appendonly: false })
+      sys = await startSystem({ services: ['invoice'], env: { REDIS_URL: redis.url } })
+    })
+    after(async () => {
+      await sys?.stop()
+      await redis?.child.stop()
+    })
+
+    it('answers 503 and charges nothing while Redis is down, and works again once it is back', async () => {
+      const key = (await post(`${sys.url.invoice}/signup`, { email: 'redis-down@example.com' })).json.api_key
+      assert.equal((await post(`${sys.url.invoice}/invoice`, { items: [{ description: 'ok', quantity: 1, unit_price: 1 }] }, { key })).status, 200)
+
+      await redis.child.stop()
+      const started = Date.now()
+      const res = await post(`${sys.url.invoice}/invoice`, { items: [{ description: 'down', quantity: 1, unit_price: 1 }] }, { key })
+      assert.equal(res.status, 503, res.text)
+      assert.deepEqual(res.json, { error: 'Service temporarily unavailable, please retry' })
+      assert.ok(res.headers.get('retry-after'))
+      assert.ok(Date.now() - started < 15_000, 'fails fast instead of hanging')
+      assert.deepEqual((await get(`${sys.url.invoice}/usage`, { key })).json, { plan: 'free', invoices_this_month: 1, monthly_limit: 5, remaining: 4 })
+      const demo = await post(`${sys.url.invoice}/demo-invoice`, { items: [{ description: 'down', quantity: 1, unit_price: 1 }] })
+      assert.equal(demo.status, 503, demo.text)
+
+      redis = await startRedisServer({ port: redis.port, appendonly: false })
+      const back = await until('Redis to be usable again', async () => {
+        const r = await post(`${sys.url.invoice}/invoice`, { items: [{ description: 'back', quantity: 1, unit_price: 1 }] }, { key })
+        return r.status === 200 ? r : null
+      })
+      qpdfCheck(back.body)
+      assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 2)
+    })
+  })
+})
