@@ -3,6 +3,7 @@ import type { JobDefinition } from '../src/platform/job.ts'
 import { invoiceRenderJob } from './invoice-render.ts'
 import { outboxSweepJob } from './outbox-sweep.ts'
 import { usageResetJob } from './usage-reset.ts'
+import { paymentReconcileJob } from './payment-reconcile.ts'
 import { invoiceBatchWatchJob } from './invoice-batch-watch.ts'
 import { invoiceBatchCallbackJob } from './invoice-batch-callback.ts'
 import { invoicesExpireJob } from './invoices-expire.ts'
@@ -10,4 +11,4 @@ import { captureForwardJob } from './capture-forward.ts'
 import { captureReplayJob } from './capture-replay.ts'
 import { capturesExpireJob } from './captures-expire.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]

@@ -72,10 +72,12 @@ function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess
 
 async function cmdStart(config: Config): Promise<void> {
   const infra = await ensureInfra(config)
+  // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
+  config = loadConfig({ ...process.env, ...infra.env })
   const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
   const servers: Server[] = []
   for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
-  const env = { ...process.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
+  const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
   const children = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => spawnWorkerProcess(env, i))
   // With no worker processes asked for, run the workers here (render still uses its own threads).
   const inline = config.WORKER_PROCESSES === 0 ? await startWorkers(platform) : null
@@ -85,6 +87,7 @@ async function cmdStart(config: Config): Promise<void> {
   console.log(`  workers   ${config.WORKER_PROCESSES || 'in-process'} process(es)`)
   console.log(`  redis     ${infra.redisUrl}${infra.embedded.redis ? ' (embedded)' : ''}`)
   console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded, data is not kept)' : ''}`)
+  if (infra.stripe) console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
   console.log('Press Ctrl-C to stop.\n')
 
   onShutdown(config, async () => {

@@ -5,6 +5,7 @@ import type { Service } from './platform/billing/plans.ts'
 import type { Config } from './platform/config.ts'
 import type { IndexSpec } from './platform/mongo.ts'
 import { outboxIndexes } from './platform/outbox.ts'
+import { billingIndexes } from './platform/billing/store.ts'
 import type { Platform } from './platform/platform.ts'
 import type { QueueName } from './platform/queue-names.ts'
 import { invoiceService } from './invoice/service.ts'
@@ -30,4 +31,4 @@ export function serviceByName(name: string): ServiceDef {
   return s
 }
 
-export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...SERVICES.flatMap((s) => s.indexes)]
+export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billingIndexes, ...SERVICES.flatMap((s) => s.indexes)]

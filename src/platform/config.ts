@@ -41,8 +41,26 @@ const schema = z.object({
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** Grace period for draining on SIGTERM. */
   SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
+  /** Unset (outside production) → `start` runs the embedded Stripe simulator (docs/billing.md). */
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  /** Stripe API address; unset → https://api.stripe.com. Points at the simulator locally. */
+  STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  /** Stripe price ids as JSON {"invoice":{"starter":"price_…"},…}; a missing one → inline price_data from plans.ts. */
+  STRIPE_PRICE_IDS: z
+    .string()
+    .transform((s, ctx) => {
+      try {
+        return JSON.parse(s) as unknown
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' })
+        return z.NEVER
+      }
+    })
+    .pipe(z.partialRecord(z.enum(['invoice', 'flags', 'webhooks']), z.partialRecord(z.enum(['starter', 'pro', 'business']), z.string().min(1))))
+    .optional(),
+  /** Checkout sessions still open after this long are reconciled from Stripe by the sweep. */
+  BILLING_SWEEP_AFTER_MS: ms.default(180_000),
   ADMIN_TOKEN: z.string().min(16).optional(),
   /** Export queue-depth gauges from this process's /metrics (turn on in exactly one process). */
   QUEUE_METRICS: bool.default(false),

@@ -6,6 +6,7 @@ import type { Config } from './config.ts'
 import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
 import { QueueRegistry } from './queues.ts'
 import { createRedis, redisReady } from './redis.ts'
+import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
 
 export interface Platform {
   config: Config
@@ -16,6 +17,8 @@ export interface Platform {
   /** Fail-fast connection for request paths: rate limits, caches, queue producers. */
   redis: Redis
   queues: QueueRegistry
+  /** Stripe client (the simulator's locally); null when billing is not configured. */
+  stripe: Stripe | null
   close(): Promise<void>
 }
 
@@ -26,6 +29,7 @@ export async function createPlatform(opts: {
   indexes: IndexSpec[]
 }): Promise<Platform> {
   const { config, redisUrl, mongoUrl } = opts
+  const stripe = createStripeClient(config)
   const { client, db } = await connectMongo(mongoUrl, config.MONGO_DB)
   await ensureIndexes(db, opts.indexes)
   const redis = createRedis(redisUrl, 'producer')
@@ -39,6 +43,7 @@ export async function createPlatform(opts: {
     db,
     redis,
     queues,
+    stripe,
     async close() {
       await queues.close()
       redis.disconnect()

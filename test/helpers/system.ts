@@ -10,6 +10,8 @@ import type { Service } from '../../src/platform/billing/plans.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { createPlatform, type Platform } from '../../src/platform/platform.ts'
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/main.ts'
+import { startStripeSimulator, type StripeSimulator } from '../../src/platform/billing/simulator/server.ts'
+import { clock } from '../../src/platform/clock.ts'
 
 export interface TestSystem {
   platform: Platform
@@ -20,6 +22,8 @@ export interface TestSystem {
   root: Record<string, string>
   workers: RunningWorkers | null
   env: Record<string, string>
+  /** The Stripe simulator the services talk to (null when opts.env brings STRIPE_SECRET_KEY). */
+  stripe: StripeSimulator | null
   stop(): Promise<void>
 }
 
@@ -41,7 +45,10 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 export async function startSystem(
   opts: { services?: Service[]; workers?: boolean | WorkerOptions; env?: Record<string, string> } = {},
 ): Promise<TestSystem> {
-  const env = testEnv(opts.env)
+  // One Stripe simulator per system, on the test clock so signatures agree with the app's time.
+  const stripe = opts.env?.STRIPE_SECRET_KEY ? null : await startStripeSimulator({ now: () => Math.floor(clock.nowMs() / 1000) })
+  const stripeEnv: Record<string, string> = stripe ? { STRIPE_API_BASE: stripe.url, STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret } : {}
+  const env = testEnv({ ...stripeEnv, ...opts.env })
   const config = loadConfig({ ...process.env, ...env })
   const platform = await createPlatform({ config, redisUrl: env.REDIS_URL!, mongoUrl: env.MONGO_URL!, indexes: ALL_INDEXES })
   const servers: Server[] = []
@@ -53,6 +60,7 @@ export async function startSystem(
     root[svc.name] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     url[svc.name] = root[svc.name] + svc.basePath
   }
+  if (stripe) stripe.webhookUrls = Object.values(root).map((r) => `${r}/api/v1/billing/stripe-webhook`)
   const workers = opts.workers === false ? null : await startWorkers(platform, opts.workers === true || !opts.workers ? {} : opts.workers)
   return {
     platform,
@@ -61,10 +69,12 @@ export async function startSystem(
     root,
     workers,
     env,
+    stripe,
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.close(() => r()); s.closeAllConnections() })))
       await workers?.close(2_000)
       await platform.close()
+      await stripe?.close()
     },
   }
 }

@@ -4,11 +4,16 @@ import { logger } from '../logger.ts'
 import { startMongoEngine } from './mongo-engine.ts'
 import { startRedisServer } from './redis-server.ts'
 import type { StartedChild } from './child.ts'
+import { startStripeSimulator } from '../billing/simulator/server.ts'
 
 export interface Infra {
   redisUrl: string
   mongoUrl: string
   embedded: { redis: boolean; mongo: boolean }
+  /** Address of the embedded Stripe simulator, when one was started. */
+  stripe?: string
+  /** Variables that point this process's children at what was started here (STRIPE_*). */
+  env: Record<string, string>
   stop(): Promise<void>
 }
 
@@ -28,12 +33,24 @@ export async function ensureInfra(config: Config): Promise<Infra> {
         return m.url
       }),
   ])
+  // Without Stripe keys, local runs get the simulator (never in production: it upgrades for free).
+  const sim = !config.STRIPE_SECRET_KEY && config.NODE_ENV !== 'production' ? await startStripeSimulator({ webhookUrls: webhookUrls(config) }) : null
+  if (sim) logger.info({ url: sim.url }, 'started embedded Stripe simulator (no real payments)')
   return {
     redisUrl,
     mongoUrl,
     embedded: { redis: !config.REDIS_URL, mongo: !config.MONGO_URL },
+    stripe: sim?.url,
+    env: sim ? { STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY: sim.secretKey, STRIPE_WEBHOOK_SECRET: sim.webhookSecret } : {},
     async stop() {
+      await sim?.close()
       await Promise.all(started.map((c) => c.stop()))
     },
   }
+}
+
+/** Every service's Stripe webhook on this host (Stripe sends each event to every endpoint). */
+function webhookUrls(config: Config): string[] {
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
+  return [config.INVOICE_PORT, config.FLAGS_PORT, config.WEBHOOKS_PORT].map((p) => `http://${host}:${p}/api/v1/billing/stripe-webhook`)
 }

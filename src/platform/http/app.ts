@@ -102,7 +102,9 @@ export interface AppOptions {
 export function createApp(opts: AppOptions): Koa {
   const app = new Koa({ proxy: opts.trustProxy ?? false })
   app.silent = true
-  const raw = opts.rawPath ?? (() => false)
+  const custom = opts.rawPath ?? (() => false)
+  // Stripe signs the exact bytes it sends: its webhook (billing/stripe-webhook.ts) reads them itself.
+  const raw = (p: string) => p === '/api/v1/billing/stripe-webhook' || custom(p)
   const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
   app.use(requestContext(opts.service))
   app.use(errors)

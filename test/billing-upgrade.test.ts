@@ -1,0 +1,113 @@
+// Plan upgrade end to end, for every service that sells plans: checkout → the hosted page in
+// Debian chromium → Pay → signed webhook → payment-reconcile → new plan and limits, same key.
+// Then the subscription ends → back to free. A service that does not serve billing yet is pending.
+import assert from 'node:assert/strict'
+import { chromium, type Browser } from 'playwright-core'
+import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/billing/plans.ts'
+import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './billing-helpers.ts'
+import { get, post } from './helpers/http.ts'
+import { startSystem, type TestSystem } from './helpers/system.ts'
+import { SERVICES } from '../src/services.ts'
+
+const CHROMIUM_FLAGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+
+describe('billing: plan upgrade end to end', function () {
+  this.timeout(120_000)
+  let sys: TestSystem
+  let browser: Browser
+  const registered = BILLED_SERVICES.filter((s) => SERVICES.some((d) => d.name === s))
+
+  before(async () => {
+    sys = await startSystem({ services: registered })
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
+  })
+  after(async () => {
+    await browser?.close()
+    await sys?.stop()
+  })
+
+  for (const service of BILLED_SERVICES) {
+    describe(service, () => {
+      before(async function () {
+        // Until a service mounts billingRouter, its checkout is an unknown route.
+        const probe = registered.includes(service) ? await post(`${sys.root[service]}/api/v1/checkout`, { plan: 'pro' }) : null
+        if (!probe || probe.status === 404) this.skip()
+      })
+
+      const plan: PaidPlan = 'pro'
+
+      it('checkout → hosted page → Pay → plan and limits change, key unchanged', async () => {
+        const { key, account } = await signup(sys, service)
+        const res = await checkout(sys, service, key, plan)
+        assert.equal(res.status, 200, res.text)
+        assert.equal(res.json.plan, plan)
+        assert.match(res.json.checkout_url, /^http:\/\/127\.0\.0\.1:\d+\/c\/pay\/cs_test_/)
+
+        const page = await browser.newPage()
+        try {
+          await page.goto(res.json.checkout_url)
+          assert.equal(await page.textContent('#plan'), plan)
+          assert.match((await page.textContent('#price'))!, new RegExp(`\\$${PRICES_USD[service][plan]}\\.00`))
+          assert.equal(await page.textContent('#email'), account.email)
+          await Promise.all([page.waitForURL(/\/api\/v1\/billing\/success/), page.click('#pay')])
+          assert.match((await page.textContent('h1'))!, /Payment received/)
+        } finally {
+          await page.close()
+        }
+
+        await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === plan)
+        assert.equal(await countPlanChanges(sys, account._id), 1)
+        if (service === 'invoice') {
+          const usage = await get(`${sys.url.invoice}/usage`, { key })
+          assert.equal(usage.status, 200, 'the same key still works')
+          assert.equal(usage.json.plan, plan)
+          assert.equal(usage.json.monthly_limit, INVOICE_LIMITS[plan].monthly_limit)
+          assert.equal(usage.json.remaining, INVOICE_LIMITS[plan].monthly_limit)
+        }
+        // The key is unchanged: it still authenticates, as the same account.
+        const again = await checkout(sys, service, key, plan)
+        assert.equal(again.status, 409)
+        assert.equal(again.json.error, `Account is already on the ${plan} plan`)
+      })
+
+      it('subscription ended (customer.subscription.deleted) → back to free, limits reapplied', async () => {
+        const { key, account } = await signup(sys, service)
+        const res = await checkout(sys, service, key, 'starter')
+        assert.equal(res.status, 200, res.text)
+        assert.equal((await fetch(res.json.checkout_url, { method: 'POST', redirect: 'manual' })).status, 303)
+        await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === 'starter')
+        const subId = (await sys.platform.db.collection('accounts').findOne({ _id: account._id as any }))!.stripe_subscription_id
+        assert.match(subId, /^sub_/)
+
+        await sys.platform.stripe!.subscriptions.cancel(subId)
+        await waitFor('the downgrade', async () => (await planOf(sys, account._id)) === 'free')
+        assert.equal(await countPlanChanges(sys, account._id), 2)
+        if (service === 'invoice') {
+          const usage = await get(`${sys.url.invoice}/usage`, { key })
+          assert.equal(usage.json.plan, 'free')
+          assert.equal(usage.json.monthly_limit, INVOICE_LIMITS.free.monthly_limit)
+        }
+      })
+
+      it('a second upgrade cancels the first subscription, whose end does not downgrade', async () => {
+        const { key, account } = await signup(sys, service)
+        const first = await checkout(sys, service, key, 'starter')
+        await fetch(first.json.checkout_url, { method: 'POST', redirect: 'manual' })
+        await waitFor('starter', async () => (await planOf(sys, account._id)) === 'starter')
+        const second = await checkout(sys, service, key, 'business')
+        assert.equal(second.status, 200, second.text)
+        await fetch(second.json.checkout_url, { method: 'POST', redirect: 'manual' })
+        await waitFor('business', async () => (await planOf(sys, account._id)) === 'business')
+        // The superseded subscription was cancelled in Stripe and its deletion event was handled.
+        const subs = [...sys.stripe!.subscriptions.values()].filter((s) => s.metadata.account_id === account._id)
+        assert.deepEqual(subs.map((s) => s.status).sort(), ['active', 'canceled'])
+        await waitFor('the deletion event to be delivered', async () =>
+          sys.stripe!.deliveries.some((d) => d.type === 'customer.subscription.deleted' && d.url.startsWith(sys.root[service]!) && d.status === 200),
+        )
+        await sys.stripe!.settled()
+        await new Promise((r) => setTimeout(r, 500))
+        assert.equal(await planOf(sys, account._id), 'business')
+      })
+    })
+  }
+})
