@@ -17,7 +17,6 @@ import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
 
-
 type Stopper = () => Promise<void>
 
 export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
