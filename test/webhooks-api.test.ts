@@ -253,6 +253,14 @@ describe('webhooks: management API', () => {
     })
   })
 
+  it('mounts the shared checkout: POST /api/v1/checkout needs a webhooks key and a valid plan', async () => {
+    assert.equal((await post(api(sys, '/checkout'), { plan: 'starter' })).status, 401)
+    const key = await signup(sys)
+    const bad = await post(api(sys, '/checkout'), { plan: 'gold' }, { key })
+    assert.equal(bad.status, 400)
+    assert.match(bad.json.error, /plan/i)
+  })
+
   it('unknown routes are JSON 404s', async () => {
     const r = await get(`${sys.url.webhooks}/api/v1/nope`)
     assert.equal(r.status, 404)
