@@ -56,7 +56,7 @@ describe('billing: plan upgrade end to end', function () {
         }
 
         await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === plan)
-        assert.equal(await countPlanChanges(sys, account._id), 1)
+        await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
         if (service === 'invoice') {
           const usage = await get(`${sys.url.invoice}/usage`, { key })
           assert.equal(usage.status, 200, 'the same key still works')
@@ -81,7 +81,7 @@ describe('billing: plan upgrade end to end', function () {
 
         await sys.platform.stripe!.subscriptions.cancel(subId)
         await waitFor('the downgrade', async () => (await planOf(sys, account._id)) === 'free')
-        assert.equal(await countPlanChanges(sys, account._id), 2)
+        await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 2)
         if (service === 'invoice') {
           const usage = await get(`${sys.url.invoice}/usage`, { key })
           assert.equal(usage.json.plan, 'free')
