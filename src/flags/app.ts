@@ -1,6 +1,8 @@
 // The feature-flag service's Koa app (port 3002; paths include /api/v1 and /ofrep/v1). Each app
-// owns one flag cache (with its own Redis subscriber), closed when its HTTP server closes.
+// owns one flag cache (with its own Redis subscriber) and rate-limit connection, closed when its
+// HTTP server closes.
 import type Koa from 'koa'
+import { billingRouter } from '../platform/billing/routes.ts'
 import { createApp } from '../platform/http/app.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -20,9 +22,10 @@ export function createFlagsApp(platform: Platform): Koa {
   })
   const cache = new FlagCache(platform)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
-  const admit = evaluationGate(platform, cache)
+  const gate = evaluationGate(platform, cache)
+  const admit = gate.admit
 
-  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, admit), ofrepRouter(cache, admit)]) {
+  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, admit), ofrepRouter(cache, admit), billingRouter(platform, 'flags')]) {
     app.use(router.routes()).use(router.allowedMethods())
   }
 
@@ -30,7 +33,10 @@ export function createFlagsApp(platform: Platform): Koa {
   const listen = app.listen.bind(app) as (...args: unknown[]) => ReturnType<Koa['listen']>
   app.listen = ((...args: unknown[]) => {
     const server = listen(...args)
-    server.once('close', () => void cache.close())
+    server.once('close', () => {
+      gate.close()
+      void cache.close()
+    })
     return server
   }) as Koa['listen']
   return app
