@@ -59,6 +59,18 @@ describe('billing: Stripe simulator', () => {
     sim.fault = 'none'
   })
 
+  it('control endpoints switch faults by hand', async () => {
+    const ctl = (path: string, body: string) => fetch(`${sim.url}/_simulator/${path}`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    assert.equal((await ctl('fault', 'mode=bogus')).status, 400)
+    assert.deepEqual(await (await ctl('fault', 'mode=error')).json(), { fault: 'error' })
+    await assert.rejects(stripe.checkout.sessions.list(), (e: any) => e.statusCode === 503)
+    await ctl('fault', 'mode=none')
+    assert.equal((await stripe.checkout.sessions.list()).object, 'list')
+    assert.deepEqual(await (await ctl('drop_webhooks', 'drop=true')).json(), { drop_webhooks: true })
+    assert.equal(sim.dropWebhooks, true)
+    await ctl('drop_webhooks', 'drop=false')
+  })
+
   it('an idempotency key replays the first answer', async () => {
     const a = await stripe.checkout.sessions.create(params(), { idempotencyKey: 'same-key' })
     const b = await stripe.checkout.sessions.create(params('Other'), { idempotencyKey: 'same-key' })
