@@ -12,15 +12,18 @@ export const RENDER_TIMEOUT_MESSAGE = 'Invoice rendering timed out. Please retry
 export async function awaitInvoicePdf(platform: Platform, id: string, timeoutMs: number): Promise<Buffer> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
+    // Listen before reading, so a job that settles between the read and the wait still wakes us
+    // (otherwise a fast render could cost a whole poll interval).
+    const left = deadline - Date.now()
+    const settled = left > 0 ? platform.queues.nextSettled(QueueName.InvoiceRender, id, Math.min(left, POLL_MS)) : null
     const doc = await getInvoice(platform.db, id)
     if (doc?.status === 'done') return pdfBytes(doc)
     if (!doc || doc.status === 'failed') {
       const e = doc?.error ?? { status: 503, message: 'The invoice could not be rendered. Please retry.' }
       throw new HttpError(e.status, e.message)
     }
-    const left = deadline - Date.now()
-    if (left <= 0) break
-    await platform.queues.nextSettled(QueueName.InvoiceRender, id, Math.min(left, POLL_MS))
+    if (!settled) break
+    await settled
   }
   // Timed out: fail it (unless it finished at the last moment) so the quota unit comes back and a
   // late render is not stored.

@@ -33,9 +33,11 @@ async function ensureCounter(db: Db, accountId: string, period: string): Promise
 
 /** Reserve `n` units if they fit under `limit`; all or nothing. */
 export async function reserve(db: Db, accountId: string, period: string, limit: number, n = 1): Promise<boolean> {
+  const take = () => usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, { $inc: { count: n } })
+  // The counter usually exists: one round trip. Only the month's first request creates it.
+  if ((await take()).modifiedCount === 1) return true
   await ensureCounter(db, accountId, period)
-  const r = await usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, { $inc: { count: n } })
-  return r.modifiedCount === 1
+  return (await take()).modifiedCount === 1
 }
 
 export async function release(db: Db, accountId: string, period: string, n = 1): Promise<void> {
