@@ -17,7 +17,7 @@ export function formatPath(path: PropertyKey[]): string {
 }
 
 function typeName(t: string): string {
-  return t === 'object' ? 'an object' : t === 'array' ? 'an array' : t === 'integer' ? 'an integer' : `a ${t}`
+  return t === 'object' ? 'an object' : t === 'array' ? 'an array' : t === 'integer' || t === 'int' ? 'an integer' : `a ${t}`
 }
 
 /** Default messages; marked so that the path is put in front once it is known. */
