@@ -3,10 +3,10 @@
 FROM node:20-bookworm-slim
 
 WORKDIR /app
-# Dependencies first, so code changes do not reinstall them. Dev dependencies are installed too:
-# the invoice fonts (@embedpdf/fonts-*) live there, and tsx runs the TypeScript sources directly.
+# Dependencies first, so code changes do not reinstall them. Runtime dependencies only: tsx (runs
+# the TypeScript sources directly) and the invoice fonts (@embedpdf/fonts-*) are among them.
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json ./
 COPY src ./src
