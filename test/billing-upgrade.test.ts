@@ -99,8 +99,8 @@ describe('billing: plan upgrade end to end', function () {
         await fetch(second.json.checkout_url, { method: 'POST', redirect: 'manual' })
         await waitFor('business', async () => (await planOf(sys, account._id)) === 'business')
         // The superseded subscription was cancelled in Stripe and its deletion event was handled.
-        const subs = [...sys.stripe!.subscriptions.values()].filter((s) => s.metadata.account_id === account._id)
-        assert.deepEqual(subs.map((s) => s.status).sort(), ['active', 'canceled'])
+        const statuses = () => [...sys.stripe!.subscriptions.values()].filter((s) => s.metadata.account_id === account._id).map((s) => s.status).sort()
+        await waitFor('the old subscription to be cancelled', async () => statuses().join() === 'active,canceled')
         await waitFor('the deletion event to be delivered', async () =>
           sys.stripe!.deliveries.some((d) => d.type === 'customer.subscription.deleted' && d.url.startsWith(sys.root[service]!) && d.status === 200),
         )
