@@ -3,11 +3,11 @@
 // flag cache: no database read once a project is cached.
 import Router from '@koa/router'
 import { notFound } from '../platform/http/errors.ts'
-import { input, validate } from '../platform/http/validate.ts'
+import { input, parseOrThrow, validate, withSchema } from '../platform/http/validate.ts'
 import type { FlagCache, ProjectSnapshot } from './flag-cache.ts'
 import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
 import type { Admit } from './sdk-auth.ts'
-import { evaluateOneSchema, evaluateSchema } from './evaluate-schema.ts'
+import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema } from './evaluate-schema.ts'
 
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
@@ -17,18 +17,16 @@ export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byK
 export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
   const router = new Router({ prefix: '/api/v1' })
 
+  // The hot path: one middleware, the body checked by hand (checkEvaluateBody accepts exactly what
+  // the schema accepts; anything else gets the schema's own error message).
   router.post(
     '/evaluate',
-    async (ctx, next) => {
+    withSchema(async (ctx) => {
       // Authenticate before validating, so that a caller without a key learns nothing else.
-      const body = ctx.request.body as { sdk_key?: unknown } | undefined
-      ctx.state.sdk = await admit(body && typeof body === 'object' ? body.sdk_key : undefined)
-      return next()
-    },
-    validate(evaluateSchema),
-    async (ctx) => {
-      const { body } = input(ctx, evaluateSchema)
-      const snap = (await cache.snapshot(ctx.state.sdk.projectId)) ?? EMPTY_SNAPSHOT
+      const raw = ctx.request.body as { sdk_key?: unknown } | undefined
+      const sdk = await admit(raw && typeof raw === 'object' ? raw.sdk_key : undefined)
+      const body = checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
+      const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
       const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
       // Null prototype: "__proto__" is a valid flag key.
       const flags: Record<string, Evaluation> = Object.create(null)
@@ -41,7 +39,7 @@ export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
         for (const f of snap.all) flags[f.key] = f.evaluate(context)
       }
       ctx.body = { flags }
-    },
+    }, evaluateSchema),
   )
 
   router.get('/evaluate/:flag_key', validate(evaluateOneSchema), async (ctx) => {

@@ -1,11 +1,11 @@
 // Admission of evaluation requests: the SDK key (never the API key) names one project; each key
 // gets its plan's evaluations per second (DESIGN.md §6), counted in Redis across all replicas.
-// The counters use their own connection with auto-pipelining: under load, the increments of many
-// concurrent requests go to Redis in one write instead of one system call each (the largest cost
-// of an evaluation request otherwise).
+// The counter is leased (createLeasedLimiter): a replica takes blocks of max(1, limit/20) points
+// from Redis and spends them in memory, so most requests make no Redis call at all (one round trip
+// per request was the largest cost of an evaluation). The counters use their own connection.
 import { FLAGS_LIMITS, PLANS, type Plan } from '../platform/billing/plans.ts'
 import { HttpError } from '../platform/http/errors.ts'
-import { createLimiter, type Limiter } from '../platform/http/rate-limit.ts'
+import { createLeasedLimiter, type Limiter } from '../platform/http/rate-limit.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createRedis } from '../platform/redis.ts'
 import type { FlagCache, SdkKeyEntry } from './flag-cache.ts'
@@ -19,7 +19,7 @@ export function evaluationGate(platform: Platform, cache: FlagCache): { admit: A
   const limiters = {} as Record<Plan, Limiter>
   for (const plan of PLANS) {
     const n = FLAGS_LIMITS[plan].evaluations_per_second
-    limiters[plan] = createLimiter(redis, {
+    limiters[plan] = createLeasedLimiter(redis, {
       name: `flags-eval-${plan}`,
       points: n,
       durationSec: 1,

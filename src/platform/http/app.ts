@@ -71,17 +71,22 @@ function requestContext(service: string) {
       const ms = performance.now() - started
       for (const h of requestHooks) h(ctx, ms)
       const level = ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
-      logger[level](
-        { service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) },
-        'request',
-      )
+      // Building the record costs on every request; skip it when the level is off (the usual case for 2xx).
+      if (logger.isLevelEnabled(level)) {
+        logger[level](
+          { service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) },
+          'request',
+        )
+      }
     }
   }
 }
 
 /** JSON APIs refuse other media types instead of silently seeing an empty body. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+
 function requireJson(ctx: Context, next: Next) {
-  if (['POST', 'PUT', 'PATCH'].includes(ctx.method) && ctx.request.length !== 0 && ctx.get('content-length') !== '0') {
+  if (BODY_METHODS.has(ctx.method) && ctx.request.length !== 0 && ctx.get('content-length') !== '0') {
     const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
     if (hasBody && !ctx.is('json') && !ctx.is('application/x-ndjson')) {
       throw new HttpError(415, 'Content-Type must be application/json')

@@ -36,3 +36,136 @@ export function createLimiter(
     },
   }
 }
+
+/**
+ * Leased rate limit: the same cross-replica guarantee as createLimiter (never more than `points`
+ * admitted per window per key, over all replicas together) without a Redis round trip per request.
+ * Each replica takes blocks of points ("leases", `lease` points, default max(1, points/20)) from one
+ * Redis counter per key and window in one atomic script, and spends them locally. The window starts
+ * at the first lease of a key (like createLimiter's) and ends when the Redis counter expires; a
+ * replica stops spending its leased points no later than that (it times the window from before it
+ * sent the lease request), and points left over are simply lost. A replica that gets no points
+ * answers 429 until the window ends. The price: a replica may refuse while another still holds
+ * unspent leased points, so a key whose traffic is spread over many replicas can see fewer than
+ * `points` admitted in a window (at most replicas × lease fewer).
+ */
+export function createLeasedLimiter(
+  redis: Redis,
+  opts: {
+    name: string
+    points: number
+    durationSec: number
+    message: string
+    namespace?: string
+    /** Points per lease (default max(1, floor(points / 20))). */
+    lease?: number
+    /** Keys kept locally before expired ones are swept. */
+    maxKeys?: number
+  },
+): Limiter {
+  const prefix = `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}:lease:`
+  const lease = Math.max(1, Math.min(opts.points, opts.lease ?? Math.floor(opts.points / 20)))
+  const windowMs = opts.durationSec * 1000
+  const maxKeys = opts.maxKeys ?? 10_000
+  const states = new Map<string, LeaseState>()
+
+  const fail = (s: LeaseState) => tooMany(opts.message, (s.endsAt - performance.now()) / 1000)
+
+  async function acquire(key: string, s: LeaseState): Promise<void> {
+    const sent = performance.now()
+    let granted: number
+    let ttl: number
+    try {
+      ;[granted, ttl] = (await (redis as unknown as LeaseRedis).leasePoints(prefix + key, opts.points, lease, windowMs)) as [number, number]
+    } catch {
+      throw unavailable()
+    }
+    if (s.endsAt <= sent) {
+      // A fresh window (first lease, or the previous one ran out while idle).
+      s.remaining = 0
+      s.exhausted = false
+    }
+    s.endsAt = sent + (ttl > 0 ? ttl : windowMs)
+    if (granted > 0) s.remaining += granted
+    else s.exhausted = true
+  }
+
+  function sweep() {
+    const now = performance.now()
+    for (const [k, s] of states) if (s.endsAt <= now && !s.pending) states.delete(k)
+  }
+
+  async function slow(key: string): Promise<void> {
+    for (;;) {
+      const s = stateOf(key)
+      if (s.remaining > 0) {
+        s.remaining--
+        return
+      }
+      if (s.exhausted) throw fail(s)
+      if (!s.pending) {
+        if (states.size > maxKeys) sweep()
+        s.pending = acquire(key, s).finally(() => {
+          s.pending = null
+        })
+      }
+      await s.pending
+    }
+  }
+
+  function stateOf(key: string): LeaseState {
+    let s = states.get(key)
+    if (!s) {
+      s = { remaining: 0, endsAt: 0, exhausted: false, pending: null }
+      states.set(key, s)
+    } else if (s.endsAt <= performance.now() && !s.pending) {
+      // The window is over: unspent points and the refusal end with it.
+      s.remaining = 0
+      s.exhausted = false
+    }
+    return s
+  }
+
+  defineLeaseScript(redis)
+  return {
+    take(key: string) {
+      // The hot path: a local decrement, no promise of our own.
+      const s = stateOf(key)
+      if (s.remaining > 0) {
+        s.remaining--
+        return RESOLVED
+      }
+      if (s.exhausted) return Promise.reject(fail(s))
+      return slow(key)
+    },
+  }
+}
+
+interface LeaseState {
+  remaining: number
+  /** performance.now() by which this replica stops using the window's points. */
+  endsAt: number
+  exhausted: boolean
+  pending: Promise<void> | null
+}
+
+const RESOLVED = Promise.resolve()
+
+type LeaseRedis = Redis & { leasePoints(key: string, limit: number, lease: number, windowMs: number): Promise<unknown> }
+
+/** Grants min(lease, limit - used) points of the key's window; starts the window (its TTL) on first use. Returns {granted, pttl}. */
+const LEASE_SCRIPT = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if used < 0 then
+  redis.call('SET', KEYS[1], 0, 'PX', ARGV[3])
+  used = 0
+end
+local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) - used)
+if grant > 0 then redis.call('INCRBY', KEYS[1], grant) else grant = 0 end
+return {grant, redis.call('PTTL', KEYS[1])}
+`
+
+function defineLeaseScript(redis: Redis) {
+  if (typeof (redis as unknown as Partial<LeaseRedis>).leasePoints === 'function') return
+  redis.defineCommand('leasePoints', { numberOfKeys: 1, lua: LEASE_SCRIPT })
+}

@@ -93,6 +93,11 @@ export function validate<S extends RequestSchema>(schema: S) {
   return Object.assign(mw, { [SCHEMA]: schema as RequestSchema })
 }
 
+/** Mark a hand-written middleware (a hot path's own checks) as checking `schema`, for the OpenAPI generator. */
+export function withSchema<F extends (ctx: Context, next: Next) => unknown>(fn: F, schema: RequestSchema): F {
+  return Object.assign(fn, { [SCHEMA]: schema })
+}
+
 /** The request schema a validate() middleware checks, if fn is one. */
 export function schemaOf(fn: unknown): RequestSchema | undefined {
   return (fn as { [SCHEMA]?: RequestSchema } | null)?.[SCHEMA]

@@ -1,0 +1,99 @@
+// Leased rate limits (createLeasedLimiter) against the real embedded Redis: the plan limit holds
+// per window across replicas (separate limiter instances and connections), points are taken from
+// Redis in blocks rather than one round trip per request, and windows end.
+import assert from 'node:assert/strict'
+import type { Redis } from 'ioredis'
+import { HttpError } from '../src/platform/http/errors.ts'
+import { createLeasedLimiter, type Limiter } from '../src/platform/http/rate-limit.ts'
+import { randomId } from '../src/platform/ids.ts'
+import { createRedis, redisReady } from '../src/platform/redis.ts'
+
+const MESSAGE = 'Rate limit exceeded: 20 per second'
+
+async function outcomes(limiter: Limiter, key: string, n: number): Promise<Array<number>> {
+  return Promise.all(
+    Array.from({ length: n }, () =>
+      limiter.take(key).then(
+        () => 200,
+        (e) => (e instanceof HttpError ? e.status : -1),
+      ),
+    ),
+  )
+}
+
+describe('platform: leased rate limit', () => {
+  const conns: Redis[] = []
+  let namespace: string
+  const connect = async () => {
+    const r = createRedis(process.env.TEST_REDIS_URL!, 'producer')
+    conns.push(r)
+    await redisReady(r)
+    return r
+  }
+  const limiter = (redis: Redis, extra: { lease?: number; points?: number } = {}) =>
+    createLeasedLimiter(redis, { name: 'test', points: extra.points ?? 20, durationSec: 1, message: MESSAGE, namespace, lease: extra.lease })
+
+  beforeEach(() => {
+    namespace = `rltest_${randomId()}`
+  })
+  after(() => {
+    for (const c of conns) c.disconnect()
+  })
+
+  it('one replica: of N concurrent takes exactly the limit pass, the rest get 429 with Retry-After', async () => {
+    const l = limiter(await connect(), { lease: 1 })
+    const rs = await outcomes(l, 'k', 30)
+    assert.equal(rs.filter((s) => s === 200).length, 20)
+    assert.equal(rs.filter((s) => s === 429).length, 10)
+    const err = await l.take('k').then(() => null, (e) => e as HttpError)
+    assert.ok(err instanceof HttpError)
+    assert.equal(err.message, MESSAGE)
+    assert.ok(Number(err.headers['Retry-After']) >= 1)
+  })
+
+  it('the default lease (limit / 20) still admits exactly the limit from one replica', async () => {
+    const l = limiter(await connect(), { points: 100 }) // lease 5
+    const rs = await outcomes(l, 'k', 130)
+    assert.equal(rs.filter((s) => s === 200).length, 100)
+    assert.equal(rs.filter((s) => s === 429).length, 30)
+  })
+
+  it('two replicas together never admit more than the limit in a window', async () => {
+    const a = limiter(await connect(), { lease: 3 })
+    const b = limiter(await connect(), { lease: 3 })
+    const [ra, rb] = await Promise.all([outcomes(a, 'k', 25), outcomes(b, 'k', 25)])
+    const passed = [...ra, ...rb].filter((s) => s === 200).length
+    // Both replicas want more than they can get, so every leased point is spent: exactly the limit.
+    assert.equal(passed, 20)
+    assert.equal([...ra, ...rb].filter((s) => s === 429).length, 30)
+  })
+
+  it('takes points from Redis in blocks: a few requests cost one lease', async () => {
+    const redis = await connect()
+    const l = limiter(redis, { lease: 5 })
+    for (let i = 0; i < 4; i++) await l.take('k')
+    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '5') // one lease of 5, 4 spent locally
+    await l.take('k')
+    await l.take('k')
+    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '10')
+  })
+
+  it('keys have their own budgets, and a window ends', async () => {
+    const l = limiter(await connect(), { lease: 4 })
+    const rs = await outcomes(l, 'a', 21)
+    assert.equal(rs.filter((s) => s === 200).length, 20)
+    assert.deepEqual(await outcomes(l, 'b', 3), [200, 200, 200])
+    await new Promise((r) => setTimeout(r, 1_100))
+    assert.deepEqual(await outcomes(l, 'a', 3), [200, 200, 200])
+  })
+
+  it('Redis unavailable: 503, not an admission', async () => {
+    const down = createRedis('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null })
+    conns.push(down)
+    down.on('error', () => {})
+    const l = limiter(down)
+    const err = await l.take('k').then(() => null, (e) => e as HttpError)
+    assert.ok(err instanceof HttpError)
+    assert.equal(err.status, 503)
+  })
+})
