@@ -7,6 +7,7 @@ import { input, parseOrThrow, validate, withSchema } from '../platform/http/vali
 import type { FlagCache, ProjectSnapshot } from './flag-cache.ts'
 import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
 import type { Admit } from './sdk-auth.ts'
+import { recordEvaluation, recordEvaluations } from './evaluation-metrics.ts'
 import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema } from './evaluate-schema.ts'
 
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
@@ -38,6 +39,7 @@ export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
       } else {
         for (const f of snap.all) flags[f.key] = f.evaluate(context)
       }
+      recordEvaluations(Object.values(flags))
       ctx.body = { flags }
     }, evaluateSchema),
   )
@@ -47,8 +49,12 @@ export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
     const sdk = await admit(query.sdk_key)
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const f = snap.byKey.get(params.flag_key)
-    if (!f) throw notFound(FLAG_NOT_FOUND_MESSAGE)
+    if (!f) {
+      recordEvaluation('FLAG_NOT_FOUND')
+      throw notFound(FLAG_NOT_FOUND_MESSAGE)
+    }
     const r = f.evaluate(EMPTY_CONTEXT)
+    recordEvaluation(r.reason)
     ctx.body = { key: f.key, value: r.value, reason: r.reason, rule_index: r.rule_index }
   })
 

@@ -6,6 +6,7 @@ import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
 import { bearerToken } from '../platform/http/auth.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
+import { recordEvaluation, recordEvaluations } from './evaluation-metrics.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { readJson } from './ofrep-body.ts'
 import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
@@ -43,8 +44,13 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     if (!c.ok) return fail(ctx, 400, { key, errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const f = snap.byKey.get(key)
-    if (!f) return fail(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `Flag "${key}" not found` })
-    ctx.body = evaluateOfrep(f, normalizeContext(c.context))
+    if (!f) {
+      recordEvaluation('FLAG_NOT_FOUND')
+      return fail(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `Flag "${key}" not found` })
+    }
+    const result = evaluateOfrep(f, normalizeContext(c.context))
+    recordEvaluation(result.reason)
+    ctx.body = result
   })
 
   router.post('/evaluate/flags', async (ctx) => {
@@ -55,7 +61,9 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     if (!c.ok) return fail(ctx, 400, { errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const context = normalizeContext(c.context)
-    const json = JSON.stringify({ flags: snap.all.map((f) => evaluateOfrep(f, context)) })
+    const results = snap.all.map((f) => evaluateOfrep(f, context))
+    recordEvaluations(results)
+    const json = JSON.stringify({ flags: results })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
     ctx.set('ETag', etag)

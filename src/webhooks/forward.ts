@@ -6,7 +6,8 @@ import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { getAccount } from '../platform/accounts.ts'
 import { clock } from '../platform/clock.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
-import { safeFetch } from '../platform/safe-fetch.ts'
+import { metrics, type ForwardOutcome } from '../platform/ops/metrics.ts'
+import { OutboundError, safeFetch } from '../platform/safe-fetch.ts'
 import { getBody } from './body-store.ts'
 import { attempts, captureKey, captures, getCapture, type AttemptDoc } from './captures.ts'
 import { endpoints } from './endpoints.ts'
@@ -36,6 +37,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   let status: number | null = null
   let error: string | null = null
   let url = ep?.forward_url ?? ''
+  let outcome: ForwardOutcome = 'success'
   const started = performance.now()
   if (!ep?.forward_url) error = 'the endpoint has no forward_url any more'
   else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
@@ -52,11 +54,17 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
         allowPrivate: config.outboundAllowPrivate,
       })
       status = res.status
-      if (status < 200 || status >= 300) error = `target answered ${status}`
+      if (status < 200 || status >= 300) {
+        error = `target answered ${status}`
+        outcome = 'http_error'
+      }
     } catch (err) {
       error = (err as Error).message
+      const code = err instanceof OutboundError ? err.code : null
+      outcome = code === 'timeout' ? 'timeout' : code === 'blocked' || code === 'invalid_url' ? 'blocked' : 'network_error'
     }
   }
+  if (error !== null && outcome === 'success') outcome = 'blocked' // refused before any request (plan, no URL)
   const ok = error === null
   const now = clock.now()
   const doc: AttemptDoc = {
@@ -79,6 +87,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     if (!isDuplicateKey(err)) throw err
     return ok ? 'delivered' : 'failed' // a concurrent run recorded this attempt and its state
   }
+  metrics.forwardAttempt(outcome)
   await captures(db).updateOne(
     { _id: cap._id, 'forward.round': ref.round },
     {
@@ -108,4 +117,5 @@ export async function markDead(platform: Platform, ref: ForwardRef): Promise<voi
     { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
     { $set: { 'forward.status': 'dead', 'forward.next_attempt_at': null } },
   )
+  metrics.forwardAttempt('dead_lettered')
 }
