@@ -7,8 +7,8 @@
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine (whose
 // writes slow down as a collection grows: DESIGN.md §4; use a real MongoDB for real numbers).
+import { writeBenchSection } from './lib/report.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -161,20 +161,10 @@ async function main() {
         : '',
       '',
     ]
-    if (!values['no-write']) appendSection('docs/benchmarks.md', lines.join('\n'))
+    if (!values['no-write']) writeBenchSection(lines.join('\n'))
   } finally {
     for (const s of stops) await s()
   }
-}
-
-/** Replace this benchmark's own section (if present) and leave every other section alone. */
-function appendSection(path: string, section: string) {
-  const heading = '## Bulk invoicing (`npm run bench:bulk`)'
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n\n'
-  const start = current.indexOf(heading)
-  if (start < 0) return writeFileSync(path, current.replace(/\n*$/, '\n\n') + section)
-  const next = current.indexOf('\n## ', start + heading.length)
-  writeFileSync(path, current.slice(0, start) + section + (next < 0 ? '' : current.slice(next + 1)))
 }
 
 main().then(

@@ -11,7 +11,7 @@
 //   npm run bench:flags [-- --duration 10 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { writeBenchSection } from './lib/report.ts'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -156,20 +156,10 @@ async function main() {
       '',
     ]
     console.log('\n' + lines.join('\n'))
-    if (!values['no-write']) appendSection('docs/benchmarks.md', lines.join('\n'))
+    if (!values['no-write']) writeBenchSection(lines.join('\n'))
   } finally {
     for (const s of stops) await s()
   }
-}
-
-/** Replace this benchmark's own section, or append it; other sections stay as they are. */
-function appendSection(path: string, section: string) {
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n'
-  const heading = section.split('\n')[0]!
-  const start = current.indexOf(heading)
-  if (start < 0) return writeFileSync(path, current.replace(/\n*$/, '\n\n') + section)
-  const next = current.indexOf('\n## ', start + heading.length)
-  writeFileSync(path, current.slice(0, start) + section + (next < 0 ? '' : current.slice(next + 1)))
 }
 
 main().then(

@@ -10,7 +10,7 @@
 //   npm run bench:webhooks [-- --duration 5 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { writeBenchSection } from './lib/report.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -106,14 +106,7 @@ const lines = [
 ]
 const report = lines.join('\n')
 console.log(report)
-if (!values['no-write']) {
-  const file = 'docs/benchmarks.md'
-  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n'
-  const start = old.indexOf(SECTION)
-  const end = start < 0 ? -1 : old.indexOf('\n## ', start + SECTION.length)
-  const next = start < 0 ? `${old.trimEnd()}\n\n${report}` : old.slice(0, start) + report + (end < 0 ? '' : old.slice(end + 1))
-  writeFileSync(file, next.trimEnd() + '\n')
-}
+if (!values['no-write']) writeBenchSection(report)
 
 target.close()
 await new Promise<void>((r) => server.close(() => r()))
