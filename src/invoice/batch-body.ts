@@ -2,6 +2,7 @@
 // takes application/x-ndjson), so it is read here with its own size cap and split into rows.
 import type { Context } from 'koa'
 import { HttpError, badRequest } from '../platform/http/errors.ts'
+import { readRawBody } from '../platform/http/raw-body.ts'
 
 /** 1,000 rows of generous invoices; larger bodies are refused before they are buffered. */
 export const MAX_BATCH_BYTES = 32 * 1024 * 1024
@@ -18,20 +19,7 @@ export function bodyFormat(ctx: Context): BodyFormat {
 export async function readBodyText(ctx: Context, maxBytes = MAX_BATCH_BYTES): Promise<string> {
   const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase()
   if (encoding !== 'identity') throw new HttpError(415, 'Unsupported content encoding')
-  const declared = Number(ctx.get('content-length') || 0)
-  if (declared > maxBytes) throw new HttpError(413, `Request body too large (at most ${maxBytes} bytes)`)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > maxBytes) {
-      ctx.req.unpipe()
-      ctx.req.resume() // drain, so the 413 reaches the client instead of a reset
-      throw new HttpError(413, `Request body too large (at most ${maxBytes} bytes)`)
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+  return (await readRawBody(ctx, maxBytes, `Request body too large (at most ${maxBytes} bytes)`)).toString('utf8')
 }
 
 /** Rows of the batch, unvalidated. JSON: an array; NDJSON: one JSON value per non-blank line. */

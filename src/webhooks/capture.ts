@@ -3,7 +3,7 @@
 // it → 429, nothing stored), acknowledges only after it is stored, then answers with the
 // endpoint's configured response. Forwarding is a job, enqueued durably; nothing slow runs here.
 import type { Context, Next } from 'koa'
-import getRawBody from 'raw-body'
+import { readRawBody } from '../platform/http/raw-body.ts'
 import { scheduleForward } from '../../jobs/capture-forward.ts'
 import { getAccount } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
@@ -73,8 +73,7 @@ export function captureMiddleware(platform: Platform) {
     if (!ep || !account || isExpired(ep, account)) throw notFound(ENDPOINT_NOT_FOUND)
     if (ctx.method === 'HEAD') return respond(ctx, ep)
 
-    const declared = ctx.get('content-length')
-    const body = await getRawBody(ctx.req, { limit: MAX_CAPTURE_BYTES, length: /^\d+$/.test(declared) ? Number(declared) : undefined })
+    const body = await readRawBody(ctx, MAX_CAPTURE_BYTES)
     const now = clock.now()
     const limits = WEBHOOKS_LIMITS[account.plan]
     if (!(await takeDailyRequest(db, account._id, now, limits.requests_per_day))) {

@@ -3,7 +3,8 @@
 // and acts only on its own), and hands the work to payment-reconcile through the outbox.
 import type { Context } from 'koa'
 import { clock } from '../clock.ts'
-import { badRequest, HttpError } from '../http/errors.ts'
+import { badRequest } from '../http/errors.ts'
+import { readRawBody } from '../http/raw-body.ts'
 import { enqueueDurably } from '../outbox.ts'
 import type { Platform } from '../platform.ts'
 import { paymentReconcileJob, type PaymentReconcilePayload } from '../../../jobs/payment-reconcile.ts'
@@ -16,18 +17,6 @@ export const WEBHOOK_PATH = '/api/v1/billing/stripe-webhook'
 const MAX_BODY = 512 * 1024
 /** Stripe's own default: a signature older than this is a replay. */
 const TOLERANCE_SEC = 300
-
-async function rawBody(ctx: Context): Promise<Buffer> {
-  if (Number(ctx.get('content-length') || 0) > MAX_BODY) throw new HttpError(413, 'Request body too large')
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of ctx.req as AsyncIterable<Buffer>) {
-    size += c.length
-    if (size > MAX_BODY) throw new HttpError(413, 'Request body too large')
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks)
-}
 
 /** What an event asks of this service, or null when it is not for it. */
 function actionFor(event: Stripe.Event, service: Service): PaymentReconcilePayload | null {
@@ -48,7 +37,7 @@ export function stripeWebhook(platform: Platform, service: Service) {
   return async (ctx: Context) => {
     const secret = platform.config.STRIPE_WEBHOOK_SECRET
     if (!platform.stripe || !secret) throw paymentUnavailable()
-    const body = await rawBody(ctx)
+    const body = await readRawBody(ctx, MAX_BODY)
     const signature = ctx.get('stripe-signature')
     if (!signature) throw badRequest('Missing Stripe-Signature header')
     let event: Stripe.Event

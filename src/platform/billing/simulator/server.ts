@@ -9,6 +9,8 @@ import Koa, { type Context } from 'koa'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Stripe from 'stripe'
+import { HttpError } from '../../http/errors.ts'
+import { readRawBody } from '../../http/raw-body.ts'
 import { base62 } from '../../ids.ts'
 import { parseStripeForm, type FormValue } from './form.ts'
 import { checkoutPage, messagePage } from './page.ts'
@@ -426,14 +428,13 @@ export class StripeSimulator {
 }
 
 async function readBody(ctx: Context, limit = 1024 * 1024): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of ctx.req as AsyncIterable<Buffer>) {
-    size += c.length
-    if (size > limit) throw new StripeApiError(413, 'invalid_request_error', 'Request body too large.')
-    chunks.push(c)
+  try {
+    return (await readRawBody(ctx, limit)).toString('utf8')
+  } catch (err) {
+    // Stripe's own error shape, so the stripe client sees what the real API would send.
+    if (err instanceof HttpError && err.status === 413) throw new StripeApiError(413, 'invalid_request_error', 'Request body too large.')
+    throw err
   }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 export async function startStripeSimulator(opts: SimulatorOptions = {}): Promise<StripeSimulator> {
