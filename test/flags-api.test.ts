@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { call, get, post, type Res } from './helpers/http.ts'
+import { assertJsonError, call, get, post } from './helpers/http.ts'
 
 interface Tenant {
   apiKey: string
@@ -29,13 +29,6 @@ describe('flags API: management', () => {
   const flagsUrl = (t: Tenant, p = t.projectId) => `${api}/projects/${p}/flags`
   const flagCount = async (projectId: string) => sys.platform.db.collection('flags').countDocuments({ project_id: projectId })
   const evaluate = (sdkKey: string, flags: string[], context = {}) => post(`${api}/evaluate`, { sdk_key: sdkKey, flags, context })
-
-  function assertError(r: Res, status: number, message?: string | RegExp) {
-    assert.equal(r.status, status, r.text)
-    assert.equal(typeof r.json?.error, 'string', r.text)
-    if (typeof message === 'string') assert.equal(r.json.error, message)
-    else if (message) assert.match(r.json.error, message)
-  }
 
   before(async () => {
     sys = await startSystem({ services: ['flags'], workers: false })
@@ -72,19 +65,19 @@ describe('flags API: management', () => {
 
     it('rejects a duplicate e-mail with 409 (case-insensitive)', async () => {
       await signup('dup@example.com')
-      assertError(await post(`${api}/signup`, { email: ' DUP@example.com ' }), 409, /already exists/)
+      assertJsonError(await post(`${api}/signup`, { email: ' DUP@example.com ' }), 409, /already exists/)
     })
 
     it('rejects bad input with 400 and creates nothing', async () => {
       const before = await sys.platform.db.collection('accounts').countDocuments()
-      assertError(await post(`${api}/signup`, {}), 400, 'email is required')
-      assertError(await post(`${api}/signup`, { email: 42 }), 400, 'email must be a string')
-      assertError(await post(`${api}/signup`, { email: 'not-an-email' }), 400, /valid e-mail/)
-      assertError(await post(`${api}/signup`, { email: `${'a'.repeat(300)}@x.com` }), 400, /at most 254/)
-      assertError(await call('POST', `${api}/signup`, { raw: '{"email":' }), 400, 'Malformed JSON body')
-      assertError(await call('POST', `${api}/signup`, { raw: '' }), 400, 'email is required')
-      assertError(await call('POST', `${api}/signup`, { raw: '[]' }), 400)
-      assertError(await call('POST', `${api}/signup`, { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415)
+      assertJsonError(await post(`${api}/signup`, {}), 400, 'email is required')
+      assertJsonError(await post(`${api}/signup`, { email: 42 }), 400, 'email must be a string')
+      assertJsonError(await post(`${api}/signup`, { email: 'not-an-email' }), 400, /valid e-mail/)
+      assertJsonError(await post(`${api}/signup`, { email: `${'a'.repeat(300)}@x.com` }), 400, /at most 254/)
+      assertJsonError(await call('POST', `${api}/signup`, { raw: '{"email":' }), 400, 'Malformed JSON body')
+      assertJsonError(await call('POST', `${api}/signup`, { raw: '' }), 400, 'email is required')
+      assertJsonError(await call('POST', `${api}/signup`, { raw: '[]' }), 400)
+      assertJsonError(await call('POST', `${api}/signup`, { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415)
       assert.equal(await sys.platform.db.collection('accounts').countDocuments(), before)
     })
   })
@@ -92,11 +85,11 @@ describe('flags API: management', () => {
   describe('authentication', () => {
     it('401 for a missing, unknown or wrong-kind key', async () => {
       const t = await signup()
-      assertError(await get(`${api}/projects`), 401, 'Unauthorized: invalid or missing API key')
-      assertError(await get(`${api}/projects`, { key: 'fb_nope' }), 401)
-      assertError(await get(`${api}/projects`, { key: t.sdkKey }), 401)
-      assertError(await get(`${api}/projects`, { key: 'dm_' + t.apiKey.slice(3) }), 401)
-      assertError(await post(flagsUrl(t), { key: 'x' }), 401)
+      assertJsonError(await get(`${api}/projects`), 401, 'Unauthorized: invalid or missing API key')
+      assertJsonError(await get(`${api}/projects`, { key: 'fb_nope' }), 401)
+      assertJsonError(await get(`${api}/projects`, { key: t.sdkKey }), 401)
+      assertJsonError(await get(`${api}/projects`, { key: 'dm_' + t.apiKey.slice(3) }), 401)
+      assertJsonError(await post(flagsUrl(t), { key: 'x' }), 401)
     })
   })
 
@@ -114,16 +107,16 @@ describe('flags API: management', () => {
       const one = await get(`${api}/projects/${created.json.id}`, { key: t.apiKey })
       assert.equal(one.status, 200)
       assert.equal(one.json.id, created.json.id)
-      assertError(await get(`${api}/projects/nope`, { key: t.apiKey }), 404, 'Project not found')
+      assertJsonError(await get(`${api}/projects/nope`, { key: t.apiKey }), 404, 'Project not found')
     })
 
     it('validates the name', async () => {
       const t = await signup()
-      assertError(await post(`${api}/projects`, {}, { key: t.apiKey }), 400, 'name is required')
-      assertError(await post(`${api}/projects`, { name: '   ' }, { key: t.apiKey }), 400, 'name must not be empty')
-      assertError(await post(`${api}/projects`, { name: 7 }, { key: t.apiKey }), 400, 'name must be a string')
-      assertError(await post(`${api}/projects`, { name: 'x'.repeat(101) }, { key: t.apiKey }), 400, /at most 100/)
-      assertError(await post(`${api}/projects`, { name: 'a', extra: 1 }, { key: t.apiKey }), 400, /unknown field: extra/)
+      assertJsonError(await post(`${api}/projects`, {}, { key: t.apiKey }), 400, 'name is required')
+      assertJsonError(await post(`${api}/projects`, { name: '   ' }, { key: t.apiKey }), 400, 'name must not be empty')
+      assertJsonError(await post(`${api}/projects`, { name: 7 }, { key: t.apiKey }), 400, 'name must be a string')
+      assertJsonError(await post(`${api}/projects`, { name: 'x'.repeat(101) }, { key: t.apiKey }), 400, /at most 100/)
+      assertJsonError(await post(`${api}/projects`, { name: 'a', extra: 1 }, { key: t.apiKey }), 400, /unknown field: extra/)
       assert.equal((await get(`${api}/projects`, { key: t.apiKey })).json.projects.length, 1)
     })
 
@@ -131,7 +124,7 @@ describe('flags API: management', () => {
       const t = await signup()
       assert.equal((await post(`${api}/projects`, { name: 'second' }, { key: t.apiKey })).status, 201)
       const r = await post(`${api}/projects`, { name: 'third' }, { key: t.apiKey })
-      assertError(r, 403, 'Plan limit reached: the free plan allows 2 projects')
+      assertJsonError(r, 403, 'Plan limit reached: the free plan allows 2 projects')
       assert.equal(r.json.limit, 'projects')
       assert.equal((await get(`${api}/projects`, { key: t.apiKey })).json.projects.length, 2)
     })
@@ -153,9 +146,9 @@ describe('flags API: management', () => {
       assert.equal(r.status, 200, r.text)
       assert.match(r.json.sdk_key, /^fbsdk_/)
       assert.notEqual(r.json.sdk_key, t.sdkKey)
-      assertError(await evaluate(t.sdkKey, ['f']), 401, 'Unauthorized: invalid or missing SDK key')
+      assertJsonError(await evaluate(t.sdkKey, ['f']), 401, 'Unauthorized: invalid or missing SDK key')
       assert.equal((await evaluate(r.json.sdk_key, ['f'])).json.flags.f.value, 'true')
-      assertError(await post(`${api}/projects/nope/sdk-key/rotate`, undefined, { key: t.apiKey }), 404)
+      assertJsonError(await post(`${api}/projects/nope/sdk-key/rotate`, undefined, { key: t.apiKey }), 404)
     })
   })
 
@@ -191,13 +184,13 @@ describe('flags API: management', () => {
       assert.deepEqual(list.json.flags.map((f: any) => f.key), ['Pricing_v2.beta', 'new-checkout'])
       const one = await get(`${flagsUrl(t)}/Pricing_v2.beta`, { key: t.apiKey })
       assert.equal(one.json.default_value, 'control')
-      assertError(await get(`${flagsUrl(t)}/missing`, { key: t.apiKey }), 404, 'Flag not found')
+      assertJsonError(await get(`${flagsUrl(t)}/missing`, { key: t.apiKey }), 404, 'Flag not found')
     })
 
     it('409 on an existing key, and nothing changes', async () => {
       const t = await signup()
       await post(flagsUrl(t), { key: 'dup', name: 'first' }, { key: t.apiKey })
-      assertError(await post(flagsUrl(t), { key: 'dup', name: 'second' }, { key: t.apiKey }), 409, /already exists/)
+      assertJsonError(await post(flagsUrl(t), { key: 'dup', name: 'second' }, { key: t.apiKey }), 409, /already exists/)
       assert.equal((await get(`${flagsUrl(t)}/dup`, { key: t.apiKey })).json.name, 'first')
       assert.equal(await flagCount(t.projectId), 1)
       const p = await get(`${api}/projects/${t.projectId}`, { key: t.apiKey })
@@ -225,11 +218,11 @@ describe('flags API: management', () => {
       const off = await put(url, { enabled: false }, t.apiKey)
       assert.equal(off.json.enabled, false)
       assert.deepEqual((await evaluate(t.sdkKey, ['banner'], { c: 'DE' })).json.flags.banner, { value: 'false', reason: 'DISABLED', rule_index: null })
-      assertError(await put(url, { key: 'renamed' }, t.apiKey), 400, 'key cannot be changed')
-      assertError(await put(url, {}, t.apiKey), 400, /at least one of/)
-      assertError(await put(url, { enabled: 'yes' }, t.apiKey), 400, 'enabled must be a boolean')
-      assertError(await put(`${flagsUrl(t)}/nope`, { enabled: true }, t.apiKey), 404, 'Flag not found')
-      assertError(await put(`${api}/projects/nope/flags/banner`, { enabled: true }, t.apiKey), 404, 'Project not found')
+      assertJsonError(await put(url, { key: 'renamed' }, t.apiKey), 400, 'key cannot be changed')
+      assertJsonError(await put(url, {}, t.apiKey), 400, /at least one of/)
+      assertJsonError(await put(url, { enabled: 'yes' }, t.apiKey), 400, 'enabled must be a boolean')
+      assertJsonError(await put(`${flagsUrl(t)}/nope`, { enabled: true }, t.apiKey), 404, 'Flag not found')
+      assertJsonError(await put(`${api}/projects/nope/flags/banner`, { enabled: true }, t.apiKey), 404, 'Project not found')
       const after = await get(url, { key: t.apiKey })
       assert.equal(after.json.name, 'Top banner')
       assert.equal(after.json.enabled, false)
@@ -241,10 +234,10 @@ describe('flags API: management', () => {
       assert.equal((await evaluate(t.sdkKey, ['gone'])).json.flags.gone.value, 'true')
       const r = await del(`${flagsUrl(t)}/gone`, t.apiKey)
       assert.equal(r.status, 204)
-      assertError(await del(`${flagsUrl(t)}/gone`, t.apiKey), 404, 'Flag not found')
-      assertError(await get(`${flagsUrl(t)}/gone`, { key: t.apiKey }), 404)
+      assertJsonError(await del(`${flagsUrl(t)}/gone`, t.apiKey), 404, 'Flag not found')
+      assertJsonError(await get(`${flagsUrl(t)}/gone`, { key: t.apiKey }), 404)
       assert.deepEqual((await evaluate(t.sdkKey, ['gone'])).json.flags.gone, { value: null, reason: 'FLAG_NOT_FOUND', rule_index: null })
-      assertError(await get(`${api}/evaluate/gone?sdk_key=${t.sdkKey}`), 404, 'Flag not found')
+      assertJsonError(await get(`${api}/evaluate/gone?sdk_key=${t.sdkKey}`), 404, 'Flag not found')
       // The key can be used again.
       assert.equal((await post(flagsUrl(t), { key: 'gone' }, { key: t.apiKey })).status, 201)
     })
@@ -281,9 +274,9 @@ describe('flags API: management', () => {
         [{ key: 'k', enabled: true, extra: 1 }, 'body has unknown field: extra'],
         [[1, 2], 'body must be an object'],
       ]
-      for (const [body, message] of cases) assertError(await post(flagsUrl(t), body, { key: t.apiKey }), 400, message)
+      for (const [body, message] of cases) assertJsonError(await post(flagsUrl(t), body, { key: t.apiKey }), 400, message)
       for (const raw of ['{"key":', '{"key":"a",}', 'nul', '\u0000', '{"key":"\\ud800"']) {
-        assertError(await call('POST', flagsUrl(t), { raw, key: t.apiKey }), 400)
+        assertJsonError(await call('POST', flagsUrl(t), { raw, key: t.apiKey }), 400)
       }
       assert.equal(await flagCount(t.projectId), 0)
       assert.equal((await get(`${api}/projects/${t.projectId}`, { key: t.apiKey })).json.flag_count, 0)
@@ -300,11 +293,11 @@ describe('flags API: management', () => {
       assert.equal(await flagCount(t.projectId), 20)
       // A duplicate at the limit is still reported as a duplicate.
       const created = rs.find((r) => r.status === 201)!.json.key
-      assertError(await post(flagsUrl(t), { key: created }, { key: t.apiKey }), 409)
+      assertJsonError(await post(flagsUrl(t), { key: created }, { key: t.apiKey }), 409)
       // Deleting gives the slot back.
       assert.equal((await del(`${flagsUrl(t)}/${created}`, t.apiKey)).status, 204)
       assert.equal((await post(flagsUrl(t), { key: 'again' }, { key: t.apiKey })).status, 201)
-      assertError(await post(flagsUrl(t), { key: 'one-more' }, { key: t.apiKey }), 403)
+      assertJsonError(await post(flagsUrl(t), { key: 'one-more' }, { key: t.apiKey }), 403)
     })
   })
 
@@ -313,13 +306,13 @@ describe('flags API: management', () => {
       const a = await signup()
       const b = await signup()
       await post(flagsUrl(a), { key: 'secret', enabled: true }, { key: a.apiKey })
-      assertError(await get(`${api}/projects/${a.projectId}`, { key: b.apiKey }), 404, 'Project not found')
-      assertError(await get(flagsUrl(a), { key: b.apiKey }), 404, 'Project not found')
-      assertError(await post(flagsUrl(a), { key: 'intruder' }, { key: b.apiKey }), 404)
-      assertError(await get(`${flagsUrl(a)}/secret`, { key: b.apiKey }), 404)
-      assertError(await put(`${flagsUrl(a)}/secret`, { enabled: false }, b.apiKey), 404)
-      assertError(await del(`${flagsUrl(a)}/secret`, b.apiKey), 404)
-      assertError(await post(`${api}/projects/${a.projectId}/sdk-key/rotate`, undefined, { key: b.apiKey }), 404)
+      assertJsonError(await get(`${api}/projects/${a.projectId}`, { key: b.apiKey }), 404, 'Project not found')
+      assertJsonError(await get(flagsUrl(a), { key: b.apiKey }), 404, 'Project not found')
+      assertJsonError(await post(flagsUrl(a), { key: 'intruder' }, { key: b.apiKey }), 404)
+      assertJsonError(await get(`${flagsUrl(a)}/secret`, { key: b.apiKey }), 404)
+      assertJsonError(await put(`${flagsUrl(a)}/secret`, { enabled: false }, b.apiKey), 404)
+      assertJsonError(await del(`${flagsUrl(a)}/secret`, b.apiKey), 404)
+      assertJsonError(await post(`${api}/projects/${a.projectId}/sdk-key/rotate`, undefined, { key: b.apiKey }), 404)
       assert.deepEqual((await get(`${api}/projects`, { key: b.apiKey })).json.projects.map((p: any) => p.id), [b.projectId])
       // B's SDK key does not see A's flags.
       assert.equal((await evaluate(b.sdkKey, ['secret'])).json.flags.secret.reason, 'FLAG_NOT_FOUND')
@@ -353,8 +346,8 @@ describe('flags API: management', () => {
         const r = await get(`${api}${path}`, { key: t.apiKey })
         assert.ok(r.status >= 400 && r.status < 500, `${path} → ${r.status}`)
       }
-      assertError(await call('PATCH', `${flagsUrl(t)}/f`, { json: {}, key: t.apiKey }), 405)
-      assertError(await get(`${api}/nothing-here`), 404)
+      assertJsonError(await call('PATCH', `${flagsUrl(t)}/f`, { json: {}, key: t.apiKey }), 405)
+      assertJsonError(await get(`${api}/nothing-here`), 404)
       assert.equal((await get(`${flagsUrl(t)}/f`, { key: t.apiKey })).json.enabled, false)
     })
   })

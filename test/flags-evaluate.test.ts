@@ -8,7 +8,7 @@ import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
 import { bucketOf } from '../src/flags/percent-bucket.ts'
 import { startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
-import { call, get, post, type Res } from './helpers/http.ts'
+import { assertJsonError, call, get, post } from './helpers/http.ts'
 
 interface Tenant {
   apiKey: string
@@ -27,13 +27,6 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Pr
     await sleep(25)
   }
   return Date.now() - started
-}
-
-function assertError(r: Res, status: number, message?: string | RegExp) {
-  assert.equal(r.status, status, r.text)
-  assert.equal(typeof r.json?.error, 'string', r.text)
-  if (typeof message === 'string') assert.equal(r.json.error, message)
-  else if (message) assert.match(r.json.error, message)
 }
 
 describe('flags API: evaluation', () => {
@@ -129,13 +122,13 @@ describe('flags API: evaluation', () => {
 
     it('401 for a missing or invalid SDK key; the API key is not accepted', async () => {
       const msg = 'Unauthorized: invalid or missing SDK key'
-      assertError(await post(`${api}/evaluate`, { flags: ['checkout'] }), 401, msg)
-      assertError(await evaluate('fbsdk_nope', { flags: ['checkout'] }), 401, msg)
-      assertError(await evaluate(t.apiKey, { flags: ['checkout'] }), 401, msg)
-      assertError(await evaluate(42, { flags: ['checkout'] }), 401, msg)
-      assertError(await post(`${api}/evaluate`, { flags: ['checkout'] }, { key: t.apiKey }), 401, msg)
-      assertError(await post(`${api}/evaluate`, { flags: ['checkout'] }, { key: t.sdkKey }), 401, msg) // body key only
-      assertError(await call('POST', `${api}/evaluate`, { raw: '' }), 401, msg)
+      assertJsonError(await post(`${api}/evaluate`, { flags: ['checkout'] }), 401, msg)
+      assertJsonError(await evaluate('fbsdk_nope', { flags: ['checkout'] }), 401, msg)
+      assertJsonError(await evaluate(t.apiKey, { flags: ['checkout'] }), 401, msg)
+      assertJsonError(await evaluate(42, { flags: ['checkout'] }), 401, msg)
+      assertJsonError(await post(`${api}/evaluate`, { flags: ['checkout'] }, { key: t.apiKey }), 401, msg)
+      assertJsonError(await post(`${api}/evaluate`, { flags: ['checkout'] }, { key: t.sdkKey }), 401, msg) // body key only
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: '' }), 401, msg)
     })
 
     it('400 for bad input, naming the field', async () => {
@@ -151,8 +144,8 @@ describe('flags API: evaluation', () => {
         [{ context: { name: 'x'.repeat(2049) } }, 'context.name must be at most 2048 characters'],
         [{ context: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`a${i}`, i])) }, 'context must have at most 100 attributes'],
       ]
-      for (const [body, message] of cases) assertError(await evaluate(t.sdkKey, body), 400, message)
-      assertError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","flags":[` }), 400, 'Malformed JSON body')
+      for (const [body, message] of cases) assertJsonError(await evaluate(t.sdkKey, body), 400, message)
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","flags":[` }), 400, 'Malformed JSON body')
     })
   })
 
@@ -164,11 +157,11 @@ describe('flags API: evaluation', () => {
       assert.equal(r.status, 200, r.text)
       // No context: the percent rule's attribute is missing, so it never matches.
       assert.deepEqual(r.json, { key: 'beta', value: 'b', reason: 'DEFAULT', rule_index: null })
-      assertError(await get(`${api}/evaluate/none?sdk_key=${t.sdkKey}`), 404, 'Flag not found')
-      assertError(await get(`${api}/evaluate/beta`), 401)
-      assertError(await get(`${api}/evaluate/beta?sdk_key=${t.apiKey}`), 401)
-      assertError(await get(`${api}/evaluate/beta?sdk_key=a&sdk_key=b`), 400)
-      assertError(await get(`${api}/evaluate/beta`, { key: t.sdkKey }), 401) // the key goes in the query
+      assertJsonError(await get(`${api}/evaluate/none?sdk_key=${t.sdkKey}`), 404, 'Flag not found')
+      assertJsonError(await get(`${api}/evaluate/beta`), 401)
+      assertJsonError(await get(`${api}/evaluate/beta?sdk_key=${t.apiKey}`), 401)
+      assertJsonError(await get(`${api}/evaluate/beta?sdk_key=a&sdk_key=b`), 400)
+      assertJsonError(await get(`${api}/evaluate/beta`, { key: t.sdkKey }), 401) // the key goes in the query
     })
   })
 

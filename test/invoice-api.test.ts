@@ -2,23 +2,17 @@
 // messages, and a table of bad input that must answer a clear 4xx JSON error and change nothing.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { call, get, post, type Res } from './helpers/http.ts'
+import { assertJsonError, call, get, post, type Res } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 import { sha256 } from '../src/platform/ids.ts'
+
+/** Every error in this file must be exactly `{"error": …}` as JSON. */
+const assertJsonErrorExact = (res: Res, status: number, message?: string | RegExp) => assertJsonError(res, status, message, { exact: true })
 
 const ITEMS_REQUIRED = 'items is required and must be a non-empty array'
 const UNAUTHORIZED = 'Unauthorized: invalid or missing API key'
 const item = { description: 'Consulting', quantity: 2, unit_price: 50 }
 const big = 'x'.repeat(1024 * 1024)
-
-function assertJsonError(res: Res, status: number, message?: string | RegExp) {
-  assert.equal(res.status, status, res.text)
-  assert.match(res.headers.get('content-type') ?? '', /application\/json/)
-  assert.deepEqual(Object.keys(res.json), ['error'])
-  assert.equal(typeof res.json.error, 'string')
-  if (typeof message === 'string') assert.equal(res.json.error, message)
-  else if (message) assert.match(res.json.error, message)
-}
 
 describe('invoice API: endpoints', () => {
   let sys: TestSystem
@@ -52,7 +46,7 @@ describe('invoice API: endpoints', () => {
     it('answers 409 for an e-mail that already has an account (any letter case)', async () => {
       assert.equal((await post(`${base}/signup`, { email: 'dup@example.com' })).status, 200)
       const res = await post(`${base}/signup`, { email: '  DUP@example.com ' })
-      assertJsonError(res, 409, 'An account with this email already exists')
+      assertJsonErrorExact(res, 409, 'An account with this email already exists')
       assert.equal(await sys.platform.db.collection('accounts').countDocuments({ email: 'dup@example.com' }), 1)
     })
 
@@ -68,14 +62,14 @@ describe('invoice API: endpoints', () => {
     for (const [name, body, message] of bad) {
       it(`400 for ${name}, and no account is created`, async () => {
         const before = await sys.platform.db.collection('accounts').countDocuments({})
-        assertJsonError(await post(`${base}/signup`, body), 400, message)
+        assertJsonErrorExact(await post(`${base}/signup`, body), 400, message)
         assert.equal(await sys.platform.db.collection('accounts').countDocuments({}), before)
       })
     }
 
     it('400 for malformed JSON, 415 for a non-JSON body', async () => {
-      assertJsonError(await call('POST', `${base}/signup`, { raw: '{"email": "a@b.c"' }), 400, 'Malformed JSON body')
-      assertJsonError(
+      assertJsonErrorExact(await call('POST', `${base}/signup`, { raw: '{"email": "a@b.c"' }), 400, 'Malformed JSON body')
+      assertJsonErrorExact(
         await call('POST', `${base}/signup`, { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
         415,
         'Content-Type must be application/json',
@@ -101,8 +95,8 @@ describe('invoice API: endpoints', () => {
     for (const [name, headers] of cases) {
       it(`401 on /invoice and /usage with ${name}`, async () => {
         const inv = await call('POST', `${base}/invoice`, { json: { items: [item] }, headers })
-        assertJsonError(inv, 401, UNAUTHORIZED)
-        assertJsonError(await call('GET', `${base}/usage`, { headers }), 401, UNAUTHORIZED)
+        assertJsonErrorExact(inv, 401, UNAUTHORIZED)
+        assertJsonErrorExact(await call('GET', `${base}/usage`, { headers }), 401, UNAUTHORIZED)
       })
     }
   })
@@ -141,7 +135,7 @@ describe('invoice API: endpoints', () => {
       const k = (await post(`${base}/signup`, { email: 'limit@example.com' })).json.api_key
       for (let i = 0; i < 5; i++) assert.equal((await post(`${base}/invoice`, { items: [item] }, { key: k })).status, 200)
       const res = await post(`${base}/invoice`, { items: [item] }, { key: k })
-      assertJsonError(res, 429, 'Monthly limit reached. Upgrade your plan to continue.')
+      assertJsonErrorExact(res, 429, 'Monthly limit reached. Upgrade your plan to continue.')
       assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After until the next month')
       assert.deepEqual(await usageOf(k), { plan: 'free', invoices_this_month: 5, monthly_limit: 5, remaining: 0 })
     })
@@ -208,7 +202,7 @@ describe('invoice API: endpoints', () => {
     for (const [name, body, message] of badBodies) {
       it(`400 for ${name}; nothing counted or stored`, async () => {
         const before = await invoiceCount()
-        assertJsonError(await post(`${base}/invoice`, body, { key }), 400, message)
+        assertJsonErrorExact(await post(`${base}/invoice`, body, { key }), 400, message)
         assert.equal(await invoiceCount(), before)
         assert.equal((await usageOf(key)).invoices_this_month, 1) // the Unicode invoice above
       })
@@ -216,7 +210,7 @@ describe('invoice API: endpoints', () => {
 
     it('Infinity-like numbers (1e999 parses to Infinity) are refused with a 400', async () => {
       const res = await call('POST', `${base}/invoice`, { raw: '{"items":[{"description":"x","quantity":1e999,"unit_price":1}]}', key })
-      assertJsonError(res, 400, 'items[0].quantity must be a finite number')
+      assertJsonErrorExact(res, 400, 'items[0].quantity must be a finite number')
     })
 
     const rawCases: [string, string | undefined, Record<string, string>, number, string][] = [
@@ -231,7 +225,7 @@ describe('invoice API: endpoints', () => {
     for (const [name, raw, headers, status, message] of rawCases) {
       it(`${status} for ${name}; nothing counted`, async () => {
         const before = await invoiceCount()
-        assertJsonError(await call('POST', `${base}/invoice`, { raw, key, headers }), status, message)
+        assertJsonErrorExact(await call('POST', `${base}/invoice`, { raw, key, headers }), status, message)
         assert.equal(await invoiceCount(), before)
         assert.equal((await usageOf(key)).invoices_this_month, 1)
       })
@@ -239,13 +233,13 @@ describe('invoice API: endpoints', () => {
 
     it('413 for a body over the size cap; nothing counted', async () => {
       const res = await post(`${base}/invoice`, { items: [item], notes: 'x'.repeat(11 * 1024 * 1024) }, { key })
-      assertJsonError(res, 413, 'Request body too large')
+      assertJsonErrorExact(res, 413, 'Request body too large')
       assert.equal((await usageOf(key)).invoices_this_month, 1)
     })
 
     it('unknown routes and methods answer JSON 404/405', async () => {
-      assertJsonError(await get(`${base}/nope`), 404, 'Not found')
-      assertJsonError(await get(`${base}/invoice`, { key }), 405, 'Method not allowed')
+      assertJsonErrorExact(await get(`${base}/nope`), 404, 'Not found')
+      assertJsonErrorExact(await get(`${base}/invoice`, { key }), 405, 'Method not allowed')
     })
   })
 
@@ -263,9 +257,9 @@ describe('invoice API: endpoints', () => {
 
     it('400 for more than 20 items, and for missing items', async () => {
       const items = Array.from({ length: 21 }, (_, i) => ({ description: `Row ${i}`, quantity: 1, unit_price: 1 }))
-      assertJsonError(await post(`${base}/demo-invoice`, { items }), 400, 'items must have at most 20 line items')
-      assertJsonError(await post(`${base}/demo-invoice`, { items: [] }), 400, ITEMS_REQUIRED)
-      assertJsonError(await call('POST', `${base}/demo-invoice`, { raw: '{' }), 400, 'Malformed JSON body')
+      assertJsonErrorExact(await post(`${base}/demo-invoice`, { items }), 400, 'items must have at most 20 line items')
+      assertJsonErrorExact(await post(`${base}/demo-invoice`, { items: [] }), 400, ITEMS_REQUIRED)
+      assertJsonErrorExact(await call('POST', `${base}/demo-invoice`, { raw: '{' }), 400, 'Malformed JSON body')
     })
   })
 
@@ -296,14 +290,14 @@ describe('invoice API: endpoints', () => {
     for (const [name, body, message] of bad) {
       it(`400 for ${name}; nothing stored`, async () => {
         const before = await sys.platform.db.collection('newsletter_subscribers').countDocuments({})
-        assertJsonError(await post(`${base}/subscribe`, body), 400, message)
+        assertJsonErrorExact(await post(`${base}/subscribe`, body), 400, message)
         assert.equal(await sys.platform.db.collection('newsletter_subscribers').countDocuments({}), before)
       })
     }
 
     it('400 for malformed JSON and an empty body', async () => {
-      assertJsonError(await call('POST', `${base}/subscribe`, { raw: 'not json' }), 400, 'Malformed JSON body')
-      assertJsonError(await call('POST', `${base}/subscribe`, { raw: '' }), 400, 'email is required')
+      assertJsonErrorExact(await call('POST', `${base}/subscribe`, { raw: 'not json' }), 400, 'Malformed JSON body')
+      assertJsonErrorExact(await call('POST', `${base}/subscribe`, { raw: '' }), 400, 'email is required')
     })
   })
 })

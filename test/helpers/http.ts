@@ -1,4 +1,5 @@
 // Plain HTTP calls against a running service, returning status, headers and parsed body.
+import assert from 'node:assert/strict'
 export interface Res {
   status: number
   headers: Headers
@@ -36,3 +37,18 @@ export async function call(
 
 export const post = (url: string, json?: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) => call('POST', url, { ...opts, json })
 export const get = (url: string, opts: { key?: string; headers?: Record<string, string> } = {}) => call('GET', url, opts)
+
+/**
+ * The error answer every service gives: `status` with a JSON `{"error": string}` (matching
+ * `message` when given). `exact` also requires a JSON content type and no field but `error`.
+ */
+export function assertJsonError(res: Res, status: number, message?: string | RegExp, opts: { exact?: boolean } = {}): void {
+  assert.equal(res.status, status, res.text)
+  if (opts.exact) {
+    assert.match(res.headers.get('content-type') ?? '', /application\/json/)
+    assert.deepEqual(Object.keys(res.json), ['error'])
+  }
+  assert.equal(typeof res.json?.error, 'string', res.text)
+  if (typeof message === 'string') assert.equal(res.json.error, message)
+  else if (message) assert.match(res.json.error, message)
+}

@@ -8,6 +8,11 @@ export interface Limiter {
   take(key: string): Promise<void>
 }
 
+/** Redis key prefix of a limiter: deployment namespace (if any), then the limiter's name. */
+function keyPrefix(opts: { name: string; namespace?: string }): string {
+  return `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}`
+}
+
 export function createLimiter(
   redis: Redis,
   opts: {
@@ -21,7 +26,7 @@ export function createLimiter(
 ): Limiter {
   const rl = new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}`,
+    keyPrefix: keyPrefix(opts),
     points: opts.points,
     duration: opts.durationSec,
   })
@@ -63,7 +68,7 @@ export function createLeasedLimiter(
     maxKeys?: number
   },
 ): Limiter {
-  const prefix = `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}:lease:`
+  const prefix = `${keyPrefix(opts)}:lease:`
   const lease = Math.max(1, Math.min(opts.points, opts.lease ?? Math.floor(opts.points / 20)))
   const windowMs = opts.durationSec * 1000
   const maxKeys = opts.maxKeys ?? 10_000
