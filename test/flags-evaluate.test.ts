@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import getPort from 'get-port'
+import { gzipSync } from 'node:zlib'
 import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
 import { bucketOf } from '../src/flags/percent-bucket.ts'
@@ -146,6 +147,68 @@ describe('flags API: evaluation', () => {
       ]
       for (const [body, message] of cases) assertJsonError(await evaluate(t.sdkKey, body), 400, message)
       assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","flags":[` }), 400, 'Malformed JSON body')
+    })
+  })
+
+  describe('POST /api/v1/evaluate: the fast path and the general stack answer alike', () => {
+    let t: Tenant
+    before(async () => {
+      t = await signup()
+      await createFlag(t, { key: 'dark-mode', enabled: true, default_value: 'false', rules: [{ conditions: [{ attribute: 'plan', operator: 'eq', value: 'pro' }], value: 'true' }] })
+    })
+    const body = () => ({ sdk_key: t.sdkKey, flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })
+    const expected = {
+      flags: { 'dark-mode': { value: 'true', reason: 'TARGETING_MATCH', rule_index: 0 }, nope: { value: null, reason: 'FLAG_NOT_FOUND', rule_index: null } },
+    }
+
+    it('answers JSON with a request id, for a plain, a charset-qualified, a chunked and a gzip-compressed body', async () => {
+      const plain = await evaluate(t.sdkKey, { flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })
+      assert.equal(plain.status, 200, plain.text)
+      assert.deepEqual(plain.json, expected)
+      assert.match(plain.headers.get('content-type')!, /^application\/json; charset=utf-8$/)
+      assert.match(plain.headers.get('x-request-id')!, /^[\w-]{8,}$/)
+      const charset = await call('POST', `${api}/evaluate`, { json: body(), headers: { 'content-type': 'application/json; charset=utf-8' } })
+      assert.deepEqual(charset.json, expected)
+      const text = JSON.stringify(body())
+      const chunked = await fetch(`${api}/evaluate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode(text.slice(0, 10)))
+            c.enqueue(new TextEncoder().encode(text.slice(10)))
+            c.close()
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit)
+      assert.equal(chunked.status, 200)
+      assert.deepEqual(await chunked.json(), expected)
+      const gz = await call('POST', `${api}/evaluate`, { raw: gzipSync(text), headers: { 'content-encoding': 'gzip' } })
+      assert.equal(gz.status, 200, gz.text)
+      assert.deepEqual(gz.json, expected)
+    })
+
+    it('a flag asked for twice is answered once; unicode keys are escaped correctly', async () => {
+      const r = await evaluate(t.sdkKey, { flags: ['dark-mode', 'dark-mode', 'nope', 'clé "€"', 'nope'] })
+      assert.equal(r.status, 200)
+      assert.deepEqual(Object.keys(r.json.flags), ['dark-mode', 'nope', 'clé "€"'])
+      // JSON.parse would hide a repeated member: count them in the text itself.
+      assert.equal(r.text.split('"dark-mode":').length - 1, 1, r.text)
+      assert.equal(r.text.split('"nope":').length - 1, 1, r.text)
+      assert.equal(r.json.flags['clé "€"'].reason, 'FLAG_NOT_FOUND')
+    })
+
+    it('bad bodies get the same JSON errors as on any other route', async () => {
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","__proto__":{"x":1}}` }), 400, 'Malformed JSON body')
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: '{"sdk_key":' }), 400, 'Malformed JSON body')
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: JSON.stringify(body()), headers: { 'content-type': 'text/plain' } }), 415)
+      const huge = JSON.stringify({ sdk_key: t.sdkKey, context: { pad: 'x'.repeat(1024 * 1024) } })
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: huge }), 413, 'Request body too large')
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: '[]' }), 401)
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: 'null' }), 401)
+      // Still serving after all of that.
+      assert.deepEqual((await evaluate(t.sdkKey, { flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })).json, expected)
     })
   })
 

@@ -6,6 +6,7 @@ import { billingRouter } from '../platform/billing/routes.ts'
 import { createApp } from '../platform/http/app.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
+import { evaluateFastPath } from './evaluate-fast-path.ts'
 import { evaluateRouter } from './evaluate-routes.ts'
 import { FlagCache } from './flag-cache.ts'
 import { ofrepRouter } from './ofrep-routes.ts'
@@ -13,17 +14,18 @@ import { flagsRouter } from './routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
 
 export function createFlagsApp(platform: Platform): Koa {
+  const cache = new FlagCache(platform)
+  const gate = evaluationGate(platform, cache)
+  const admit = gate.admit
   const app = createApp({
     service: 'flags',
     jsonLimit: '1mb',
     trustProxy: platform.config.TRUST_PROXY,
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
+    beforeBody: [evaluateFastPath(cache, admit)],
   })
-  const cache = new FlagCache(platform)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
-  const gate = evaluationGate(platform, cache)
-  const admit = gate.admit
 
   for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, admit), ofrepRouter(cache, admit), billingRouter(platform, 'flags')]) {
     app.use(router.routes()).use(router.allowedMethods())

@@ -38,4 +38,26 @@ export async function startReference(body: unknown = { ok: true }): Promise<{ ur
   }
 }
 
+/**
+ * The floor of any Koa handler for a JSON POST: a bare Koa app that reads and parses the request
+ * body and answers a fixed JSON text (pass the size of the real answer). What a service adds on top
+ * of this is its own cost; the rest is HTTP, Koa and the load generator sharing the machine.
+ */
+export async function startJsonEcho(answer: string): Promise<{ url: string; close(): Promise<void> }> {
+  const app = new Koa()
+  app.use(async (ctx) => {
+    const chunks: Buffer[] = []
+    for await (const c of ctx.req) chunks.push(c as Buffer)
+    JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    ctx.type = 'application/json'
+    ctx.body = answer
+  })
+  const server: Server = app.listen(0, '127.0.0.1')
+  await new Promise((r) => server.once('listening', r))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(() => r(undefined))),
+  }
+}
+
 export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })

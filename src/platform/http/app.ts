@@ -102,6 +102,12 @@ export interface AppOptions {
   /** Paths whose body is not parsed as JSON (raw capture, signed webhooks parse their own). */
   rawPath?: (path: string) => boolean
   trustProxy?: boolean
+  /**
+   * Middleware run after request ids and error handling but before JSON body parsing: hot paths
+   * that read their own body (see flags/evaluate-fast-path.ts). Each must call next() for every
+   * request it does not answer.
+   */
+  beforeBody?: Koa.Middleware[]
 }
 
 export function createApp(opts: AppOptions): Koa {
@@ -113,6 +119,7 @@ export function createApp(opts: AppOptions): Koa {
   const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
   app.use(requestContext(opts.service))
   app.use(errors)
+  for (const mw of opts.beforeBody ?? []) app.use(mw)
   app.use((ctx, next) => {
     if (raw(ctx.path)) return next()
     return requireJson(ctx, () => parser(ctx, next))
