@@ -3,8 +3,17 @@ import { z } from 'zod'
 import { defineJob } from '../src/platform/job.ts'
 import { QueueName } from '../src/platform/queue-names.ts'
 import { renderStoredInvoice } from '../src/invoice/render-invoice.ts'
+import { invoiceBodySchema } from '../src/invoice/schema.ts'
 
-export const invoiceRenderPayload = z.object({ invoice_id: z.string().min(1).max(64) })
+export const invoiceRenderPayload = z.object({
+  invoice_id: z.string().min(1).max(64),
+  /**
+   * The request as stored, when the producer has it at hand (single and demo invoices): the worker
+   * then skips reading it back, a round trip on the latency path of POST /invoice. MongoDB stays
+   * the source of truth for the invoice's state; without it (batch rows, re-enqueues) it is read.
+   */
+  request: invoiceBodySchema.optional(),
+})
 export type InvoiceRenderPayload = z.infer<typeof invoiceRenderPayload>
 
 /** Single invoices jump ahead of batch rows (BullMQ: lower number = higher priority). */
@@ -15,8 +24,8 @@ export const invoiceRenderJob = defineJob({
   schema: invoiceRenderPayload,
   options: { attempts: 3, backoff: { type: 'exponential', delay: 500 } },
   concurrency: 2,
-  async process({ invoice_id }, job, platform) {
+  async process({ invoice_id, request }, job, platform) {
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-    return renderStoredInvoice(platform, invoice_id, { finalAttempt, threads: platform.config.RENDER_CONCURRENCY })
+    return renderStoredInvoice(platform, invoice_id, { finalAttempt, threads: platform.config.RENDER_CONCURRENCY, request })
   },
 })

@@ -9,8 +9,18 @@ const POLL_MS = 1_000
 
 export const RENDER_TIMEOUT_MESSAGE = 'Invoice rendering timed out. Please retry; this request was not counted.'
 
-export async function awaitInvoicePdf(platform: Platform, id: string, timeoutMs: number): Promise<Buffer> {
+/** Listen for the job's settling before enqueueing it, then hand the result to awaitInvoicePdf. */
+export function listenForRender(platform: Platform, id: string, timeoutMs: number): Promise<unknown> {
+  return platform.queues.nextSettled(QueueName.InvoiceRender, id, Math.min(timeoutMs, POLL_MS))
+}
+
+/**
+ * `firstWait` (from listenForRender, made before the enqueue) saves reading a document that is
+ * certainly still queued: on the latency path that read competed with the worker's own.
+ */
+export async function awaitInvoicePdf(platform: Platform, id: string, timeoutMs: number, firstWait?: Promise<unknown>): Promise<Buffer> {
   const deadline = Date.now() + timeoutMs
+  if (firstWait) await firstWait
   for (;;) {
     // Listen before reading, so a job that settles between the read and the wait still wakes us
     // (otherwise a fast render could cost a whole poll interval).

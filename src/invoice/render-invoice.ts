@@ -8,23 +8,37 @@ import { metrics } from '../platform/ops/metrics.ts'
 import { hostname } from 'node:os'
 import { fetchLogo, INVALID_LOGO, LogoError } from './logo.ts'
 import { renderInPool } from './render-pool.ts'
-import { invoiceBodySchema } from './schema.ts'
-import { markDone, markFailed, markRendering } from './store.ts'
+import { invoiceBodySchema, type InvoiceRequest } from './schema.ts'
+import { getInvoice, markDone, markFailed, markRendering, OPEN } from './store.ts'
 
-export async function renderStoredInvoice(platform: Platform, id: string, opts: { finalAttempt: boolean; threads: number }): Promise<{ state: string; bytes?: number; worker?: string }> {
+export async function renderStoredInvoice(
+  platform: Platform,
+  id: string,
+  opts: { finalAttempt: boolean; threads: number; request?: InvoiceRequest },
+): Promise<{ state: string; bytes?: number; worker?: string }> {
   const { db } = platform
-  const doc = await markRendering(db, id)
-  if (!doc) return { state: 'skipped' } // done, failed or abandoned meanwhile: nothing to do
+  let storedRequest: unknown
+  if (!opts.request) {
+    const doc = await getInvoice(db, id)
+    if (!doc || !OPEN.includes(doc.status)) return { state: 'skipped' } // done, failed or abandoned meanwhile: nothing to do
+    storedRequest = doc.request
+  }
+  // The 'rendering' mark is written while the render runs, not before it: it is off the
+  // single-invoice latency path, and a render whose invoice was closed meanwhile (or that was
+  // never stored) is not stored either.
+  const marked = markRendering(db, id)
+  marked.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
   try {
-    const request = invoiceBodySchema.parse(doc.request)
+    const request = opts.request ?? invoiceBodySchema.parse(storedRequest)
     const logoDataUrl = request.logo_url ? await fetchLogo(request.logo_url, platform.config.outboundAllowPrivate) : undefined
     const started = performance.now()
     const pdf = await renderInPool({ request, logoDataUrl, today: clock.now().toISOString().slice(0, 10) }, opts.threads)
     const renderMs = performance.now() - started
     metrics.renderDuration(renderMs)
-    const stored = await markDone(db, id, pdf, renderMs)
+    if (!(await marked)) return { state: 'skipped' }
+    const saved = await markDone(db, id, pdf, renderMs)
     // Which worker process rendered it: operators see how work spreads over a pool.
-    return { state: stored ? 'done' : 'abandoned', bytes: pdf.length, worker: `${hostname()}:${process.pid}` }
+    return { state: saved ? 'done' : 'abandoned', bytes: pdf.length, worker: `${hostname()}:${process.pid}` }
   } catch (err) {
     if (err instanceof LogoError || (err instanceof Error && err.message === INVALID_LOGO)) {
       await markFailed(db, id, { status: 400, message: err.message })

@@ -12,7 +12,7 @@ import { randomId } from '../platform/ids.ts'
 import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
 import { invoiceRenderJob, RENDER_PRIORITY } from '../../jobs/invoice-render.ts'
-import { awaitInvoicePdf } from './await-invoice.ts'
+import { awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { release, reserve, used } from './quota.ts'
 import { demoInvoiceSchema, invoiceSchema, signupSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
 import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
@@ -50,13 +50,14 @@ async function renderNow(platform: Platform, kind: InvoiceKind, accountId: strin
     if (accountId && period) await release(platform.db, accountId, period)
     throw err
   }
+  const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
   try {
-    await enqueue(platform, invoiceRenderJob, { invoice_id: id }, { jobId: id, priority: RENDER_PRIORITY[kind] })
+    await enqueue(platform, invoiceRenderJob, { invoice_id: id, request }, { jobId: id, priority: RENDER_PRIORITY[kind] })
   } catch {
     await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
     throw unavailable()
   }
-  return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS)
+  return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS, settled)
 }
 
 export function invoiceRouter(platform: Platform): Router {

@@ -48,8 +48,10 @@ export async function insertInvoice(db: Db, doc: Omit<InvoiceDoc, 'updated_at' |
   await invoices(db).insertOne({ ...doc, status: 'queued', updated_at: clock.now() })
 }
 
-export async function markRendering(db: Db, id: string): Promise<InvoiceDoc | null> {
-  return invoices(db).findOneAndUpdate({ _id: id, status: { $in: OPEN } }, { $set: { status: 'rendering', updated_at: clock.now() } }, { returnDocument: 'after' })
+/** Mark an open invoice as rendering; false when it was closed (done, failed, abandoned) meanwhile. */
+export async function markRendering(db: Db, id: string): Promise<boolean> {
+  const r = await invoices(db).updateOne({ _id: id, status: { $in: OPEN } }, { $set: { status: 'rendering', updated_at: clock.now() } })
+  return r.matchedCount === 1
 }
 
 /** Store the PDF unless the invoice was abandoned meanwhile. */
