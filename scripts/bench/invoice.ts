@@ -147,6 +147,15 @@ async function main(): Promise<void> {
       if (usingEmbeddedMongo) await db.collection('invoices').deleteMany({})
     }
 
+    // Worker RSS is sampled every 50 ms against the number of invoices answered so far. A single
+    // reading swings ±7 % with where the render threads' garbage collector happens to be, so
+    // "RSS after n renders" is the median of the readings over the last 100 renders before n.
+    let answered = 0
+    const rssSamples: Array<[number, number]> = []
+    const sampler = setInterval(() => rssSamples.push([answered, rssMb(worker.pid!)]), 50)
+    stops.push(async () => clearInterval(sampler))
+    const rssAround = (n: number) => median(rssSamples.filter(([count]) => count > n - 100 && count <= n).map(([, mb]) => mb))
+
     const one = async (): Promise<number> => {
       const t = performance.now()
       const r = await fetch(`${base}/invoice`, { method: 'POST', headers, body: payload })
@@ -163,15 +172,20 @@ async function main(): Promise<void> {
           while (next < n) {
             next++
             latencies.push(await one())
+            answered++
           }
         }),
       )
       return { wallMs: performance.now() - t, latencies }
     }
 
-    console.log('\nwarm-up: 40 invoices …')
-    await run(40, CONCURRENCY)
+    // Warm-up: the render threads' JIT gets what the reference's tight loop gets before it is
+    // timed, and its renders are the first RSS_EARLY of the RSS measurement.
+    console.log(`\nwarm-up: ${RSS_EARLY} invoices …`)
+    await run(RSS_EARLY, CONCURRENCY)
     await clearStored()
+    await new Promise((r) => setTimeout(r, 1_000))
+    const rssEarly = rssAround(RSS_EARLY)
 
     console.log(`single requests: ${SEQUENTIAL_N} sequential …`)
     const seq = await run(SEQUENTIAL_N, 1)
@@ -184,23 +198,22 @@ async function main(): Promise<void> {
     const e2eRate = (THROUGHPUT_N * 1000) / tp.wallMs
     await clearStored()
 
-    // RSS: renders so far count; top up to 200, measure, then to 2,000.
-    let rendered = 40 + SEQUENTIAL_N + THROUGHPUT_N
+    // RSS: renders so far count; top up to RSS_LATE and measure again.
+    let rendered = RSS_EARLY + SEQUENTIAL_N + THROUGHPUT_N
+    const trail: string[] = [`${RSS_EARLY}: ${fmt(rssEarly, 0)}`]
     const topUp = async (to: number) => {
       while (rendered < to) {
         const n = Math.min(500, to - rendered)
         await run(n, CONCURRENCY)
         rendered += n
         await clearStored()
+        trail.push(`${rendered}: ${fmt(rssAround(rendered), 0)}`)
       }
     }
-    console.log(`worker RSS: after ${RSS_EARLY} and ${RSS_LATE} renders …`)
-    await topUp(RSS_EARLY)
-    await new Promise((r) => setTimeout(r, 1_000))
-    const rssEarly = rssMb(worker.pid!)
+    console.log(`worker RSS: up to ${RSS_LATE} renders …`)
     await topUp(RSS_LATE)
     await new Promise((r) => setTimeout(r, 1_000))
-    const rssLate = rssMb(worker.pid!)
+    const rssLate = rssAround(RSS_LATE)
 
     const ratio = e2eRate / ref.docsPerSec
     const rssDelta = (rssLate - rssEarly) / rssEarly
@@ -214,6 +227,7 @@ async function main(): Promise<void> {
     ]
     console.log('\n| measurement | result | vs target | |\n|---|---|---|---|')
     for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+    console.log(`\nworker RSS (MB) after n renders: ${trail.join(', ')}`)
     console.log(`\nMongoDB: ${usingEmbeddedMongo ? 'embedded engine' : 'MONGO_URL'}; Redis: ${process.env.REDIS_URL ? 'REDIS_URL' : 'embedded redis-server'}`)
   } finally {
     await cleanup()
