@@ -30,12 +30,7 @@ export async function startReference(body: unknown = { ok: true }): Promise<{ ur
   app.use((ctx) => {
     ctx.body = body
   })
-  const server: Server = app.listen(0, '127.0.0.1')
-  await new Promise((r) => server.once('listening', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((r) => server.close(() => r(undefined))),
-  }
+  return serve(app)
 }
 
 /**
@@ -52,6 +47,10 @@ export async function startJsonEcho(answer: string): Promise<{ url: string; clos
     ctx.type = 'application/json'
     ctx.body = answer
   })
+  return serve(app)
+}
+
+async function serve(app: Koa): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = app.listen(0, '127.0.0.1')
   await new Promise((r) => server.once('listening', r))
   return {
