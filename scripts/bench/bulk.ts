@@ -7,6 +7,7 @@
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine (whose
 // writes slow down as a collection grows: DESIGN.md §4; use a real MongoDB for real numbers).
+import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
@@ -171,10 +172,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err)
-    process.exit(1)
-  },
-)
+runBench(main)

@@ -11,6 +11,7 @@
 //   npm run bench:flags [-- --duration 10 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
+import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -179,10 +180,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err)
-    process.exit(1)
-  },
-)
+runBench(main)

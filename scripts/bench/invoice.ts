@@ -3,6 +3,7 @@
 // API process and one worker process (spawned as in production): sequential p50 latency vs render
 // time + 15 ms, throughput at concurrency 8 over 500 invoices vs 0.6 × the reference, and worker
 // RSS after 2,000 renders vs after 200. Uses REDIS_URL / MONGO_URL when set, else embedded ones.
+import { runBench } from './lib/run.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -234,10 +235,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err)
-    process.exit(1)
-  },
-)
+runBench(main)
