@@ -41,23 +41,17 @@ export function evaluateHandler(cache: FlagCache, admit: Admit): (ctx: Context) 
     // building and stringifying a fresh object cost as much as evaluating.
     const results: Evaluation[] = []
     let json = '{"flags":{'
-    if (body.flags) {
-      const seen = body.flags.length > 1 ? new Set<string>() : undefined
-      for (const key of body.flags) {
-        if (seen) {
-          if (seen.has(key)) continue
-          seen.add(key)
-        }
-        const r = snap.byKey.get(key)?.evaluate(context) ?? NOT_FOUND
-        json += `${results.length ? ',' : ''}${JSON.stringify(key)}:${evaluationJson(r)}`
-        results.push(r)
+    const keys = body.flags ?? snap.all.map((f) => f.key)
+    // A key asked for twice is answered once, as an object would hold it.
+    const seen = keys.length > 1 ? new Set<string>() : undefined
+    for (const key of keys) {
+      if (seen) {
+        if (seen.has(key)) continue
+        seen.add(key)
       }
-    } else {
-      for (const f of snap.all) {
-        const r = f.evaluate(context)
-        json += `${results.length ? ',' : ''}${JSON.stringify(f.key)}:${evaluationJson(r)}`
-        results.push(r)
-      }
+      const r = snap.byKey.get(key)?.evaluate(context) ?? NOT_FOUND
+      json += `${results.length ? ',' : ''}${JSON.stringify(key)}:${evaluationJson(r)}`
+      results.push(r)
     }
     recordEvaluations(results)
     ctx.set('Content-Type', 'application/json; charset=utf-8')
@@ -68,8 +62,6 @@ export function evaluateHandler(cache: FlagCache, admit: Admit): (ctx: Context) 
 export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
   const router = new Router({ prefix: '/api/v1' })
 
-  // The hot path: one middleware, the body checked by hand (checkEvaluateBody accepts exactly what
-  // the schema accepts; anything else gets the schema's own error message).
   // Bodies the fast path (evaluate-fast-path.ts) leaves to the general stack arrive here:
   // compressed ones, and any other media type (which requireJson has answered 415 by then).
   router.post('/evaluate', withSchema(evaluateHandler(cache, admit), evaluateSchema))
