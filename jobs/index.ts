@@ -1,6 +1,7 @@
 // Every job the platform runs. Workers register from this list; the outbox sweep re-enqueues by it.
 import type { JobDefinition } from '../src/platform/job.ts'
 import { invoiceRenderJob } from './invoice-render.ts'
+import { invoiceBatchRenderJob } from './invoice-batch-render.ts'
 import { outboxSweepJob } from './outbox-sweep.ts'
 import { usageResetJob } from './usage-reset.ts'
 import { paymentReconcileJob } from './payment-reconcile.ts'
@@ -11,4 +12,4 @@ import { captureForwardJob } from './capture-forward.ts'
 import { captureReplayJob } from './capture-replay.ts'
 import { capturesExpireJob } from './captures-expire.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]

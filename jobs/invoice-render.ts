@@ -1,4 +1,4 @@
-// invoice-render: renders one stored invoice (single, demo or batch row) into a PDF.
+// invoice-render: renders one single or demo invoice into a PDF (batch rows: invoice-batch-render).
 import { z } from 'zod'
 import { defineJob } from '../src/platform/job.ts'
 import { QueueName } from '../src/platform/queue-names.ts'
@@ -10,14 +10,11 @@ export const invoiceRenderPayload = z.object({
   /**
    * The request as stored, when the producer has it at hand (single and demo invoices): the worker
    * then skips reading it back, a round trip on the latency path of POST /invoice. MongoDB stays
-   * the source of truth for the invoice's state; without it (batch rows, re-enqueues) it is read.
+   * the source of truth for the invoice's state; a job without it reads it back.
    */
   request: invoiceBodySchema.optional(),
 })
 export type InvoiceRenderPayload = z.infer<typeof invoiceRenderPayload>
-
-/** Single invoices jump ahead of batch rows (BullMQ: lower number = higher priority). */
-export const RENDER_PRIORITY = { single: 1, demo: 1, batch: 10 } as const
 
 export const invoiceRenderJob = defineJob({
   queue: QueueName.InvoiceRender,

@@ -125,7 +125,9 @@ describe('invoices-expire: retention of stored invoices, batches and keys', () =
     assert.equal(single.status, 200)
     assert.equal((await post(`${sys.url.invoice}/demo-invoice`, row(6))).status, 200)
     const count = () => sys.platform.db.collection('invoices').countDocuments({})
+    const batchPdfs = () => sys.platform.db.collection('invoice_pdfs').countDocuments({ batch_id: res.json.batch_id })
     assert.equal(await count(), 4)
+    assert.equal(await batchPdfs(), 2)
 
     clock.advance(2 * 3_600_000)
     assert.equal((await runExpire()).invoices, 1) // the demo invoice only
@@ -136,11 +138,13 @@ describe('invoices-expire: retention of stored invoices, batches and keys', () =
     assert.equal(mid.invoices, 0)
     assert.equal(mid.idempotency_keys, 1) // the 24 h key
     assert.equal((await get(`${sys.url.invoice}/invoices/${st.rows[0].invoice_id}`, { key })).status, 200)
+    assert.equal(await batchPdfs(), 2)
 
     clock.advance(11 * 3_600_000) // 49 h
     const late = await runExpire()
     assert.deepEqual([late.invoices, late.batches], [3, 1])
     assert.equal(await count(), 0)
+    assert.equal(await batchPdfs(), 0, "batch rows' PDFs go with their rows")
     assert.equal((await get(res.json.status_url, { key })).status, 404)
     assert.equal((await get(`${sys.url.invoice}/invoices/${st.rows[0].invoice_id}`, { key })).status, 404)
     assert.equal((await get(`${sys.url.invoice}/invoices/${single.headers.get('x-invoice-id')}`, { key })).status, 404)

@@ -158,11 +158,11 @@ async function main() {
       ),
       '',
       embedded
-        ? 'With the embedded engine every write command copies its collection (DESIGN.md §4; measured here: ~10 ms per write at 1,000 documents, ~65 ms at 3,000, ' +
-          'whatever their size, and a bulkWrite of updates pays it per update; only insertMany pays it once). A batch row costs one read and two writes on the invoices ' +
-          'collection (the `rendering` mark, written while the render runs, and the stored PDF), so about 20 ms of engine CPU against ~9 ms of render: ' +
-          'these numbers are storage-bound. With two worker processes on this 2-core machine the render threads, the API, the engine and Redis share two cores, ' +
-          'so "per worker core" cannot come near 0.8 here whatever the code does. Run with MONGO_URL on a machine with cores to spare for production numbers.'
+        ? 'With the embedded engine every write command copies its collection (DESIGN.md §4; measured: ~10 ms per write at 1,000 documents, ~65 ms at 3,000, ' +
+          'whatever their size). Batch rows are therefore rendered in chunks of 20 rows that cost four commands each (read, `rendering` mark, insertMany of the PDFs, ' +
+          '`done` mark; docs/bulk.md) instead of a read and two writes per row. With two worker processes on this 2-core machine the two render threads, the ' +
+          'workers\' main threads, the API, the engine and Redis share two cores, so the per-core ratio of the 2-worker run measures the machine, not the code: ' +
+          'it needs a machine with cores to spare (and MONGO_URL) to mean something.'
         : '',
       '',
     ]

@@ -7,7 +7,7 @@ import type { Db } from 'mongodb'
 import yazl from 'yazl'
 import { logger } from '../platform/logger.ts'
 import type { RowState } from './batch-store.ts'
-import { getInvoice, pdfBytes } from './store.ts'
+import { pdfs, toBuffer } from './pdf-store.ts'
 
 /** A file-system-safe entry name: row number (1-based) first, so names are unique and sort in row order. */
 export function entryName(row: number, invoiceNumber: string | undefined): string {
@@ -24,8 +24,8 @@ export function batchArchive(db: Db, rows: RowState[], mtime: Date): Readable {
   for (const r of rows) {
     if (r.state !== 'done') continue
     zip.addReadStreamLazy(entryName(r.row, r.invoice_number), { mtime, compress: false }, (cb) => {
-      getInvoice(db, r.invoice_id).then(
-        (doc) => (doc?.pdf ? cb(null, Readable.from([pdfBytes(doc)])) : cb(new Error(`invoice ${r.invoice_id} is no longer stored`), undefined as never)),
+      pdfs(db).findOne({ _id: r.invoice_id }).then(
+        (doc) => (doc ? cb(null, Readable.from([toBuffer(doc.pdf)])) : cb(new Error(`invoice ${r.invoice_id} is no longer stored`), undefined as never)),
         (err) => cb(err, undefined as never),
       )
     })

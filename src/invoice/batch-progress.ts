@@ -7,44 +7,52 @@ import { clock } from '../platform/clock.ts'
 import { enqueueDurably } from '../platform/outbox.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
 import { QueueName } from '../platform/queue-names.ts'
-import { invoiceRenderJob, RENDER_PRIORITY } from '../../jobs/invoice-render.ts'
+import { BATCH_CHUNK_ROWS, chunkJobId, invoiceBatchRenderJob } from '../../jobs/invoice-batch-render.ts'
 import { invoiceBatchCallbackJob } from '../../jobs/invoice-batch-callback.ts'
 import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
+import { RENDER_FAILED } from './render-invoice.ts'
 import { invoices, markFailed } from './store.ts'
 
-/** Add every still-queued row's render job (job id = invoice id, so repeats are no-ops). */
+/**
+ * Add a render job for every chunk that still has queued rows. Chunks are fixed ranges of row
+ * numbers and the job id is the chunk's, so repeats (the watcher retrying) add nothing new.
+ */
 export async function enqueueRows(platform: Platform, batchId: string): Promise<void> {
   const queued = await invoices(platform.db)
-    .aggregate<{ _id: string }>([{ $match: { batch_id: batchId, status: 'queued' } }, { $project: { _id: 1 } }])
+    .aggregate<{ row: number }>([{ $match: { batch_id: batchId, status: 'queued' } }, { $project: { _id: 0, row: 1 } }])
     .toArray()
-  const queue = platform.queues.queue(QueueName.InvoiceRender)
-  for (let i = 0; i < queued.length; i += 500) {
-    await queue.addBulk(
-      queued.slice(i, i + 500).map(({ _id }) => ({
-        name: invoiceRenderJob.queue,
-        data: invoiceRenderJob.schema.parse({ invoice_id: _id }),
-        opts: { ...invoiceRenderJob.options, jobId: _id, priority: RENDER_PRIORITY.batch },
-      })),
-    )
-  }
+  const starts = [...new Set(queued.map(({ row }) => row - (row % BATCH_CHUNK_ROWS)))].sort((a, b) => a - b)
+  const queue = platform.queues.queue(QueueName.InvoiceBatchRender)
+  const jobs = starts.map((from) => ({
+    name: invoiceBatchRenderJob.queue,
+    data: invoiceBatchRenderJob.schema.parse({ batch_id: batchId, from, to: from + BATCH_CHUNK_ROWS }),
+    opts: { ...invoiceBatchRenderJob.options, jobId: chunkJobId(batchId, from) },
+  }))
+  for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500))
   await markEnqueued(platform.db, batchId)
 }
 
 /**
- * Rows stuck in 'rendering' although their job is gone or failed (a worker died more often than
- * BullMQ retries stalled jobs): fail them, which releases their quota unit exactly once.
+ * Rows stuck in 'rendering' although their chunk's job is gone or failed (a worker died more
+ * often than BullMQ retries stalled jobs): fail them, which releases their quota unit exactly once.
  */
 async function failOrphans(platform: Platform, batchId: string): Promise<number> {
   const cutoff = new Date(clock.nowMs() - 2 * platform.config.JOB_LOCK_MS)
   const stuck = await invoices(platform.db)
-    .aggregate<{ _id: string }>([{ $match: { batch_id: batchId, status: 'rendering', updated_at: { $lt: cutoff } } }, { $project: { _id: 1 } }])
+    .aggregate<{ _id: string; job_id?: string }>([
+      { $match: { batch_id: batchId, status: 'rendering', updated_at: { $lt: cutoff } } },
+      { $project: { _id: 1, job_id: 1 } },
+    ])
     .toArray()
-  const queue = platform.queues.queue(QueueName.InvoiceRender)
+  const queue = platform.queues.queue(QueueName.InvoiceBatchRender)
+  const states = new Map<string, string>()
   let n = 0
-  for (const { _id } of stuck) {
-    const state = await queue.getJobState(_id)
+  for (const { _id, job_id } of stuck) {
+    const jobId = job_id ?? _id
+    if (!states.has(jobId)) states.set(jobId, await queue.getJobState(jobId))
+    const state = states.get(jobId)
     if (state === 'failed' || state === 'unknown' || state === 'completed') {
-      if (await markFailed(platform.db, _id, { status: 503, message: 'The invoice could not be rendered. Please retry.' })) n++
+      if (await markFailed(platform.db, _id, RENDER_FAILED)) n++
     }
   }
   return n

@@ -1,7 +1,7 @@
 // The bulk API and stored invoices (issue 6): POST /invoices/batch, GET /invoices/batch/{id},
 // GET /invoices/batch/{id}/archive, GET /invoices/{id}. A batch is accepted only whole: every row
-// valid and the quota for all of them reserved at once; its rows are then rendered by the same
-// render jobs as single invoices, behind them in priority.
+// valid and the quota for all of them reserved at once; its rows are then rendered in chunks by
+// the invoice-batch-render queue, beside (never ahead of) single invoices' renders.
 import type Router from '@koa/router'
 import type { Context, Middleware, Next } from 'koa'
 import { clock, monthKey } from '../platform/clock.ts'
@@ -23,7 +23,8 @@ import { newCallbackSecret } from './callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { release, reserve, used } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
-import { invoices, pdfBytes, type InvoiceDoc } from './store.ts'
+import { storedPdf } from './pdf-store.ts'
+import { invoices, type InvoiceDoc } from './store.ts'
 
 export const BATCH_PATH = '/api/v1/invoices/batch'
 
@@ -63,12 +64,12 @@ function readRows(): Middleware {
   }
 }
 
-function sendPdf(ctx: Context, doc: InvoiceDoc) {
+function sendPdf(ctx: Context, doc: InvoiceDoc, pdf: Buffer) {
   ctx.status = 200
   ctx.type = 'application/pdf'
   ctx.set('Content-Disposition', `attachment; filename="invoice-${doc._id}.pdf"`)
   ctx.set('Cache-Control', 'no-store')
-  ctx.body = pdfBytes(doc)
+  ctx.body = pdf
 }
 
 async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRequest[], callbackUrl: string | undefined): Promise<BatchDoc> {
@@ -220,7 +221,11 @@ export function batchRoutes(router: Router, platform: Platform, auth: Middleware
     const { params } = input(ctx, invoiceIdSchema)
     const doc = await invoices(platform.db).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
     if (!doc) throw notFound('Invoice not found')
-    if (doc.status === 'done' && doc.pdf) return sendPdf(ctx, doc)
+    if (doc.status === 'done') {
+      const pdf = await storedPdf(platform.db, doc)
+      if (!pdf) throw notFound('Invoice is no longer stored')
+      return sendPdf(ctx, doc, pdf)
+    }
     if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
     throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })
   })

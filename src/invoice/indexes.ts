@@ -4,5 +4,6 @@ import { usageIndexes } from './quota.ts'
 import { batchIndexes } from './batch-store.ts'
 import { idempotencyIndexes } from './idempotency.ts'
 import { invoiceIndexes } from './store.ts'
+import { pdfIndexes } from './pdf-store.ts'
 
-export const invoiceServiceIndexes: IndexSpec[] = [usageIndexes, invoiceIndexes, batchIndexes, idempotencyIndexes]
+export const invoiceServiceIndexes: IndexSpec[] = [usageIndexes, invoiceIndexes, batchIndexes, idempotencyIndexes, pdfIndexes]

@@ -11,7 +11,7 @@ import { INVOICE_LIMITS } from '../platform/billing/plans.ts'
 import { randomId } from '../platform/ids.ts'
 import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
-import { invoiceRenderJob, RENDER_PRIORITY } from '../../jobs/invoice-render.ts'
+import { invoiceRenderJob } from '../../jobs/invoice-render.ts'
 import { awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { release, reserve, used } from './quota.ts'
 import { demoInvoiceSchema, invoiceSchema, signupSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
@@ -52,7 +52,7 @@ async function renderNow(platform: Platform, kind: InvoiceKind, accountId: strin
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
   try {
-    await enqueue(platform, invoiceRenderJob, { invoice_id: id, request }, { jobId: id, priority: RENDER_PRIORITY[kind] })
+    await enqueue(platform, invoiceRenderJob, { invoice_id: id, request }, { jobId: id })
   } catch {
     await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
     throw unavailable()

@@ -1,9 +1,10 @@
-// Invoices in MongoDB: the request as accepted, its state, and the rendered PDF. A render is
-// stored only while its invoice is still wanted (queued/rendering), so an abandoned request is
-// never charged; the quota unit of a failed invoice is released exactly once.
+// Invoices in MongoDB: the request as accepted, its state, and the rendered PDF (where: see
+// pdf-store.ts). A render is stored only while its invoice is still wanted (queued/rendering), so
+// an abandoned request is never charged; the quota unit of a failed invoice is released exactly once.
 import { Binary, type Db } from 'mongodb'
 import { clock } from '../platform/clock.ts'
 import type { IndexSpec } from '../platform/mongo.ts'
+import { deletePdfsBefore, toBuffer } from './pdf-store.ts'
 import { release } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
 
@@ -24,6 +25,9 @@ export interface InvoiceDoc {
   created_at: Date
   updated_at: Date
   expires_at: Date
+  /** Batch rows: the invoice-batch-render job that marked the row rendering. */
+  job_id?: string
+  /** Single and demo invoices carry their PDF; batch rows' PDFs are in invoice_pdfs (pdf-store.ts). */
   pdf?: Binary
   size_bytes?: number
   render_ms?: number
@@ -52,6 +56,21 @@ export async function insertInvoice(db: Db, doc: Omit<InvoiceDoc, 'updated_at' |
 export async function markRendering(db: Db, id: string): Promise<boolean> {
   const r = await invoices(db).updateOne({ _id: id, status: { $in: OPEN } }, { $set: { status: 'rendering', updated_at: clock.now() } })
   return r.matchedCount === 1
+}
+
+/**
+ * Mark a chunk of batch rows as rendering by the job `jobId` (one write for the chunk). The job id
+ * lets failOrphans ask the queue whether the rows' job is still alive.
+ */
+export async function markRowsRendering(db: Db, ids: string[], jobId: string): Promise<void> {
+  await invoices(db).updateMany({ _id: { $in: ids }, status: { $in: OPEN } }, { $set: { status: 'rendering', job_id: jobId, updated_at: clock.now() } })
+}
+
+/** Mark a chunk of batch rows done (their PDFs are already in invoice_pdfs). One write. */
+export async function markRowsDone(db: Db, ids: string[]): Promise<number> {
+  if (!ids.length) return 0
+  const r = await invoices(db).updateMany({ _id: { $in: ids }, status: { $in: OPEN } }, { $set: { status: 'done', updated_at: clock.now() } })
+  return r.modifiedCount
 }
 
 /** Store the PDF unless the invoice was abandoned meanwhile. */
@@ -83,10 +102,11 @@ export async function getInvoice(db: Db, id: string): Promise<InvoiceDoc | null>
 export async function deleteExpiredInvoices(db: Db, now: Date, cutoff: Date): Promise<number> {
   const demo = await invoices(db).deleteMany({ kind: 'demo', expires_at: { $lt: now } })
   const kept = await invoices(db).deleteMany({ kind: { $in: ['single', 'batch'] }, created_at: { $lt: cutoff } })
+  await deletePdfsBefore(db, cutoff)
   return demo.deletedCount + kept.deletedCount
 }
 
+/** The PDF a single or demo invoice carries (done). */
 export function pdfBytes(doc: InvoiceDoc): Buffer {
-  const b = doc.pdf!
-  return Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength)
+  return toBuffer(doc.pdf!)
 }

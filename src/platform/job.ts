@@ -3,6 +3,7 @@
 import type { Job, JobsOptions } from 'bullmq'
 import { UnrecoverableError } from 'bullmq'
 import type { z } from 'zod'
+import type { Config } from './config.ts'
 import type { Platform } from './platform.ts'
 import type { QueueName } from './queue-names.ts'
 
@@ -11,8 +12,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   schema: S
   /** Options for every job of this kind (attempts, backoff, priority...). */
   options?: JobsOptions
-  /** Default worker concurrency for this queue (overridable per process). */
-  concurrency?: number
+  /** Default worker concurrency for this queue (overridable per process), fixed or from the config. */
+  concurrency?: number | ((config: Config) => number)
   /** Repeatable work: a job scheduler upserted when a worker for this queue starts. */
   scheduler?: { id: string; every?: number; pattern?: string; payload: z.infer<S> }
   process(payload: z.infer<S>, job: Job, platform: Platform): Promise<unknown>

@@ -1,6 +1,7 @@
 // Every queue the platform knows. One job kind per queue, named as in DESIGN.md §5.
 export const QueueName = {
   InvoiceRender: 'invoice-render',
+  InvoiceBatchRender: 'invoice-batch-render',
   CaptureForward: 'capture-forward',
   CaptureReplay: 'capture-replay',
   CapturesExpire: 'captures-expire',

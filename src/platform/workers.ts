@@ -46,7 +46,7 @@ export async function registerWorker(
     {
       connection,
       prefix: platform.config.QUEUE_PREFIX,
-      concurrency: opts.concurrency ?? def.concurrency ?? 1,
+      concurrency: opts.concurrency ?? (typeof def.concurrency === 'function' ? def.concurrency(platform.config) : def.concurrency) ?? 1,
       lockDuration: platform.config.JOB_LOCK_MS,
       stalledInterval: platform.config.JOB_LOCK_MS,
       maxStalledCount: 2,

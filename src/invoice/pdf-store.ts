@@ -1,0 +1,63 @@
+// Where rendered PDFs live. A single or demo invoice carries its PDF on its own document: one
+// update stores it, on the latency path of POST /invoice. Batch rows are rendered a chunk at a
+// time and their PDFs go to `invoice_pdfs` in one insertMany per chunk, so a chunk of rows costs
+// a handful of write commands instead of two per row (DESIGN.md §4: on the embedded engine every
+// write command costs a copy of its collection; on MongoDB it is a round trip each).
+// Readers never care which: storedPdf() finds it either way.
+import { Binary, type Db } from 'mongodb'
+import type { IndexSpec } from '../platform/mongo.ts'
+import { isDuplicateKey } from '../platform/mongo.ts'
+import type { InvoiceDoc } from './store.ts'
+
+export interface PdfDoc {
+  /** The invoice id. */
+  _id: string
+  account_id: string | null
+  batch_id?: string
+  pdf: Binary
+  size_bytes: number
+  render_ms: number
+  rendered_at: Date
+  /** The invoice's own creation time: retention removes both together. */
+  created_at: Date
+}
+
+export const pdfIndexes: IndexSpec = {
+  collection: 'invoice_pdfs',
+  indexes: [{ key: { created_at: 1 }, name: 'created_at' }],
+}
+
+export const pdfs = (db: Db) => db.collection<PdfDoc>('invoice_pdfs')
+
+export function toBuffer(b: Binary): Buffer {
+  return Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength)
+}
+
+/**
+ * Store the PDFs of a chunk of rows, before their rows are marked done (so a reader that sees
+ * `done` always finds the PDF). A PDF already there comes from an earlier attempt of the same
+ * chunk that died before marking its rows: it is replaced.
+ */
+export async function insertPdfs(db: Db, docs: PdfDoc[]): Promise<void> {
+  if (!docs.length) return
+  try {
+    await pdfs(db).insertMany(docs, { ordered: false })
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err
+    await pdfs(db).deleteMany({ _id: { $in: docs.map((d) => d._id) } })
+    await pdfs(db).insertMany(docs, { ordered: false })
+  }
+}
+
+/** The PDF of a done invoice, wherever it was stored; null when it is gone (retention). */
+export async function storedPdf(db: Db, doc: InvoiceDoc): Promise<Buffer | null> {
+  if (doc.pdf) return toBuffer(doc.pdf)
+  const stored = await pdfs(db).findOne({ _id: doc._id })
+  return stored ? toBuffer(stored.pdf) : null
+}
+
+/** Retention: PDFs of invoices created before `cutoff`. */
+export async function deletePdfsBefore(db: Db, cutoff: Date): Promise<number> {
+  const r = await pdfs(db).deleteMany({ created_at: { $lt: cutoff } })
+  return r.deletedCount
+}
