@@ -7,6 +7,6 @@ export function writeBenchSection(section: string, path = 'docs/benchmarks.md'):
   const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n'
   const start = current.indexOf(heading)
   const end = start < 0 ? -1 : current.indexOf('\n## ', start + heading.length)
-  const next = start < 0 ? `${current.trimEnd()}\n\n${section}` : current.slice(0, start) + section + (end < 0 ? '' : current.slice(end + 1))
+  const next = start < 0 ? `${current.trimEnd()}\n\n${section}` : current.slice(0, start) + section.trimEnd() + (end < 0 ? '' : `\n\n${current.slice(end + 1)}`)
   writeFileSync(path, next.trimEnd() + '\n')
 }
