@@ -74,7 +74,8 @@ export async function renderBatchChunk(
   }
   await marked
   await insertPdfs(db, rendered)
-  await markRowsDone(db, rendered.map((r) => r._id))
+  // Rows closed meanwhile (failed by the watcher) stay closed; their PDF waits for retention.
+  const done = await markRowsDone(db, rendered.map((r) => r._id))
   if (retry !== undefined) {
     if (opts.finalAttempt) {
       const left = rows.slice(rendered.length + failed)
@@ -82,5 +83,5 @@ export async function renderBatchChunk(
     }
     throw retry
   }
-  return { state: 'done', rendered: rendered.length, failed, worker: workerName }
+  return { state: 'done', rendered: done, failed, worker: workerName }
 }
