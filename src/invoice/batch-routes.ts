@@ -23,8 +23,9 @@ import { newCallbackSecret } from './callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { release, reserve, used } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
+import { sendPdf } from './pdf-response.ts'
 import { storedPdf } from './pdf-store.ts'
-import { invoices, type InvoiceDoc } from './store.ts'
+import { invoices } from './store.ts'
 
 export const BATCH_PATH = '/api/v1/invoices/batch'
 
@@ -62,14 +63,6 @@ function readRows(): Middleware {
     ctx.state.batchRows = validateRows(splitRows(await readBodyText(ctx), format))
     await next()
   }
-}
-
-function sendPdf(ctx: Context, doc: InvoiceDoc, pdf: Buffer) {
-  ctx.status = 200
-  ctx.type = 'application/pdf'
-  ctx.set('Content-Disposition', `attachment; filename="invoice-${doc._id}.pdf"`)
-  ctx.set('Cache-Control', 'no-store')
-  ctx.body = pdf
 }
 
 async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRequest[], callbackUrl: string | undefined): Promise<BatchDoc> {
@@ -224,7 +217,7 @@ export function batchRoutes(router: Router, platform: Platform, auth: Middleware
     if (doc.status === 'done') {
       const pdf = await storedPdf(platform.db, doc)
       if (!pdf) throw notFound('Invoice is no longer stored')
-      return sendPdf(ctx, doc, pdf)
+      return sendPdf(ctx, pdf, `invoice-${doc._id}.pdf`)
     }
     if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
     throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })

@@ -1,6 +1,5 @@
 // The invoice API (seeds/000): signup, invoice, usage, demo-invoice, subscribe.
 import Router from '@koa/router'
-import type { Context } from 'koa'
 import { createAccount } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { tooMany, unavailable } from '../platform/http/errors.ts'
@@ -19,17 +18,10 @@ import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
 import { subscribe } from './subscribers.ts'
 import { batchRoutes } from './batch-routes.ts'
 import { invoiceIdempotency } from './idempotency.ts'
+import { sendPdf } from './pdf-response.ts'
 
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
-
-function sendPdf(ctx: Context, pdf: Buffer, filename: string) {
-  ctx.status = 200
-  ctx.type = 'application/pdf'
-  ctx.set('Content-Disposition', `attachment; filename="${filename}"`)
-  ctx.set('Cache-Control', 'no-store')
-  ctx.body = pdf
-}
 
 /** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
 async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
