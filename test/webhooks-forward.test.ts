@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { call, get, post } from './helpers/http.ts'
+import { get, post } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './webhooks.helpers.ts'
 
 describe('webhooks: forwarding and replay', () => {
