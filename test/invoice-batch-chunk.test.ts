@@ -1,13 +1,15 @@
 // One invoice-batch-render job's work (src/invoice/render-batch-chunk.ts), run directly against
 // the embedded engine: a chunk renders exactly its range of rows, stores each PDF where
 // GET /invoices/{id} finds it, skips rows already done when it runs again, and replaces a PDF
-// left behind by an earlier attempt that died before marking its rows done.
+// left behind by an earlier attempt that died before marking its rows done. A row that cannot be
+// rendered for a reason other than bad input makes the chunk retry, keeping what it rendered; on
+// the last attempt that row fails alone and the others still render.
 import assert from 'node:assert/strict'
 import { Binary } from 'mongodb'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { pdfText } from './helpers/pdf.ts'
-import { account, rows, submit } from './invoice-batch.helpers.ts'
+import { account, rows, submit, usage } from './invoice-batch.helpers.ts'
 import { renderBatchChunk } from '../src/invoice/render-batch-chunk.ts'
 import { insertPdfs, pdfs } from '../src/invoice/pdf-store.ts'
 import { invoices } from '../src/invoice/store.ts'
@@ -63,6 +65,29 @@ describe('invoice batches: rendering one chunk of rows', () => {
     const pdf = await get(`${sys.url.invoice}/invoices/${first!._id}`, { key })
     assert.equal(pdf.status, 200)
     assert.match(pdfText(pdf.body), /INV-1050/)
+    assert.equal(await pdfs(sys.platform.db).countDocuments({ batch_id: batchId }), 3)
+  })
+
+  it('stores what it rendered before a failing row and retries; on the last attempt only that row fails', async () => {
+    const { key } = await account(sys, 'starter')
+    const res = await submit(sys, key, rows(4, 70))
+    const batchId = res.json.batch_id as string
+    // A stored request the worker cannot use: not the client's doing (it was valid when accepted).
+    await invoices(sys.platform.db).updateOne({ batch_id: batchId, row: 1 }, { $set: { 'request.items': [] } })
+    const chunk = { batch_id: batchId, from: 0, to: 20 }
+    const states = async () => (await get(res.json.status_url, { key })).json.rows.map((r: any) => r.state)
+    assert.equal(await usage(sys, key), 4)
+
+    await assert.rejects(renderBatchChunk(sys.platform, chunk, { jobId: `${batchId}-0`, finalAttempt: false, threads: 1 }))
+    assert.deepEqual(await states(), ['done', 'rendering', 'rendering', 'rendering'], 'row 0 kept, the rest left for the retry')
+    assert.equal(await usage(sys, key), 4)
+
+    const last = await renderBatchChunk(sys.platform, chunk, { jobId: `${batchId}-0`, finalAttempt: true, threads: 1 })
+    assert.deepEqual([last.rendered, last.failed], [2, 1])
+    const st = (await get(res.json.status_url, { key })).json
+    assert.deepEqual(st.rows.map((r: any) => r.state), ['done', 'failed', 'done', 'done'])
+    assert.equal(st.rows[1].error, 'The invoice could not be rendered. Please retry.')
+    assert.equal(await usage(sys, key), 3, "the failed row's unit is released")
     assert.equal(await pdfs(sys.platform.db).countDocuments({ batch_id: batchId }), 3)
   })
 })

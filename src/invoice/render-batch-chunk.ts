@@ -3,7 +3,8 @@
 // insertMany of PDFs, one `done` mark. Rows are rendered one after another, so a chunk never has
 // more than one render waiting in the thread pool and a single invoice's render is never queued
 // behind a whole chunk. A row with bad input (unusable logo) fails alone; any other error stores
-// what the chunk has rendered so far and retries the rest; on the last attempt the rest fail.
+// what the chunk has rendered so far and retries the rest; on the last attempt such a row fails
+// alone (503) and the others still render.
 // A retried chunk skips its rows that are done already, so no row is rendered twice into the count.
 import type { Platform } from '../platform/platform.ts'
 import { clock } from '../platform/clock.ts'
@@ -64,24 +65,22 @@ export async function renderBatchChunk(
         created_at: row.created_at,
       })
     } catch (err) {
-      if (!isBadInput(err)) {
+      if (isBadInput(err)) {
+        await markFailed(db, row._id, { status: 400, message: err.message })
+        failed++
+      } else if (opts.finalAttempt) {
+        // No attempt is left for this row; the rows after it still get theirs.
+        if (await markFailed(db, row._id, RENDER_FAILED)) failed++
+      } else {
         retry = err
         break
       }
-      await markFailed(db, row._id, { status: 400, message: err.message })
-      failed++
     }
   }
   await marked
   await insertPdfs(db, rendered)
   // Rows closed meanwhile (failed by the watcher) stay closed; their PDF waits for retention.
   const done = await markRowsDone(db, rendered.map((r) => r._id))
-  if (retry !== undefined) {
-    if (opts.finalAttempt) {
-      const left = rows.slice(rendered.length + failed)
-      for (const row of left) if (await markFailed(db, row._id, RENDER_FAILED)) failed++
-    }
-    throw retry
-  }
+  if (retry !== undefined) throw retry
   return { state: 'done', rendered: done, failed, worker: workerName }
 }
