@@ -9,21 +9,20 @@ export interface Limiter {
 }
 
 /** Redis key prefix of a limiter: deployment namespace (if any), then the limiter's name. */
-function keyPrefix(opts: { name: string; namespace?: string }): string {
+function keyPrefix(opts: Pick<LimiterOptions, 'name' | 'namespace'>): string {
   return `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}`
 }
 
-export function createLimiter(
-  redis: Redis,
-  opts: {
-    name: string
-    points: number
-    durationSec: number
-    message: string
-    /** Deployment namespace (pass config.QUEUE_PREFIX) so deployments or test files sharing one Redis keep separate budgets. */
-    namespace?: string
-  },
-): Limiter {
+export interface LimiterOptions {
+  name: string
+  points: number
+  durationSec: number
+  message: string
+  /** Deployment namespace (pass config.QUEUE_PREFIX) so deployments or test files sharing one Redis keep separate budgets. */
+  namespace?: string
+}
+
+export function createLimiter(redis: Redis, opts: LimiterOptions): Limiter {
   const rl = new RateLimiterRedis({
     storeClient: redis,
     keyPrefix: keyPrefix(opts),
@@ -56,12 +55,7 @@ export function createLimiter(
  */
 export function createLeasedLimiter(
   redis: Redis,
-  opts: {
-    name: string
-    points: number
-    durationSec: number
-    message: string
-    namespace?: string
+  opts: LimiterOptions & {
     /** Points per lease (default max(1, floor(points / 20))). */
     lease?: number
     /** Keys kept locally before expired ones are swept. */
