@@ -6,7 +6,7 @@ import { billingRouter } from '../platform/billing/routes.ts'
 import { createApp } from '../platform/http/app.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
-import { evaluateFastPath } from './evaluate-fast-path.ts'
+import { evaluateHotRoute } from './evaluate-fast-path.ts'
 import { evaluateRouter } from './evaluate-routes.ts'
 import { FlagCache } from './flag-cache.ts'
 import { ofrepRouter } from './ofrep-routes.ts'
@@ -16,18 +16,17 @@ import { evaluationGate } from './sdk-auth.ts'
 export function createFlagsApp(platform: Platform): Koa {
   const cache = new FlagCache(platform)
   const gate = evaluationGate(platform, cache)
-  const admit = gate.admit
   const app = createApp({
     service: 'flags',
     jsonLimit: '1mb',
     trustProxy: platform.config.TRUST_PROXY,
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
-    beforeBody: [evaluateFastPath(cache, admit)],
+    hotRoutes: [evaluateHotRoute(cache, gate)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
 
-  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, admit), ofrepRouter(cache, admit), billingRouter(platform, 'flags')]) {
+  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit), billingRouter(platform, 'flags')]) {
     app.use(router.routes()).use(router.allowedMethods())
   }
 

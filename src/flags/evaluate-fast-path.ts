@@ -1,16 +1,18 @@
-// POST /api/v1/evaluate ahead of the general middleware stack. It is the request SDKs send by the
-// thousand per second, and the general path (content-type negotiation, the JSON body parser, two
-// routers' matching) cost more than evaluating ten flags. Request ids, access logs, metrics and
-// error answers are still those of every other route (this runs inside them, see createApp's
-// beforeBody); the answer is built by the same handler the route uses. Compressed bodies and other
-// media types go on to the general stack, which decompresses or refuses them.
+// POST /api/v1/evaluate as a hot route (platform/http/app.ts HotRoute): answered before the general
+// middleware stack. It is the request SDKs send by the thousand per second, and the general path
+// (two async middleware layers, content-type negotiation, the JSON body parser, two routers'
+// matching, Koa's response step) cost several times what evaluating ten flags does. Request ids,
+// access logs, metrics and error answers are those of every other route; the answer is built by
+// the same handler the route uses. Compressed bodies and other media types go on to the general
+// stack, which inflates or refuses them.
 import bourne from '@hapi/bourne'
-import type { Context, Middleware, Next } from 'koa'
+import type { Context } from 'koa'
+import type { HotRoute } from '../platform/http/app.ts'
 import { HttpError } from '../platform/http/errors.ts'
-import { readRawBody } from '../platform/http/raw-body.ts'
+import { readSmallBody } from '../platform/http/raw-body.ts'
 import { evaluateHandler } from './evaluate-routes.ts'
 import type { FlagCache } from './flag-cache.ts'
-import type { Admit } from './sdk-auth.ts'
+import type { EvaluationGate } from './sdk-auth.ts'
 
 export const EVALUATE_PATH = '/api/v1/evaluate'
 const MAX_BODY_BYTES = 1024 * 1024
@@ -23,18 +25,21 @@ function isPlainJsonRequest(ctx: Context): boolean {
   return type === 'application/json' || (type !== undefined && ctx.is('json') !== false)
 }
 
-export function evaluateFastPath(cache: FlagCache, admit: Admit): Middleware {
-  const handle = evaluateHandler(cache, admit)
-  return async (ctx: Context, next: Next) => {
-    if (ctx.method !== 'POST' || ctx.path !== EVALUATE_PATH || !isPlainJsonRequest(ctx)) return next()
-    ctx.state.route = EVALUATE_PATH
-    const text = (await readRawBody(ctx, MAX_BODY_BYTES)).toString('utf8')
-    try {
-      // As the general JSON parser does: a "__proto__" key is refused, not merged.
-      ctx.request.body = bourne.parse(text, { protoAction: 'error' })
-    } catch {
-      throw new HttpError(400, 'Malformed JSON body')
-    }
-    await handle(ctx)
+export function evaluateHotRoute(cache: FlagCache, gate: EvaluationGate): HotRoute {
+  const handle = evaluateHandler(cache, gate)
+  return {
+    method: 'POST',
+    path: EVALUATE_PATH,
+    accepts: isPlainJsonRequest,
+    handle: (ctx) =>
+      readSmallBody(ctx, MAX_BODY_BYTES).then((buf) => {
+        try {
+          // As the general JSON parser does: a "__proto__" key is refused, not merged.
+          ctx.request.body = bourne.parse(buf.toString('utf8'), { protoAction: 'error' })
+        } catch {
+          throw new HttpError(400, 'Malformed JSON body')
+        }
+        return handle(ctx)
+      }),
   }
 }

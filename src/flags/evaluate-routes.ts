@@ -5,11 +5,11 @@ import Router from '@koa/router'
 import type { Context } from 'koa'
 import { notFound } from '../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../platform/http/validate.ts'
-import type { FlagCache, ProjectSnapshot } from './flag-cache.ts'
+import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
 import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
-import type { Admit } from './sdk-auth.ts'
-import { recordEvaluation, recordEvaluations } from './evaluation-metrics.ts'
-import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema } from './evaluate-schema.ts'
+import type { EvaluationGate } from './sdk-auth.ts'
+import { recordEvaluation } from './evaluation-metrics.ts'
+import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema, type EvaluateBody } from './evaluate-schema.ts'
 
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
@@ -24,47 +24,70 @@ function evaluationJson(r: Evaluation): string {
   return s
 }
 
+/** Writes the answer of a valid evaluate body from a project's snapshot. */
+function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
+  const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
+  // The answer is written by hand from each result's memoised JSON: on a request of ten flags,
+  // building and stringifying a fresh object cost as much as evaluating.
+  let json = '{"flags":{'
+  const keys = body.flags ?? snap.all.map((f) => f.key)
+  const n = keys.length
+  // A key asked for twice is answered once, as an object would hold it. Short lists (the usual
+  // ones) look back instead of building a Set.
+  const seen = n > 16 ? new Set<string>() : undefined
+  for (let i = 0; i < n; i++) {
+    const key = keys[i]!
+    if (seen) {
+      if (seen.has(key)) continue
+      seen.add(key)
+    } else if (i > 0 && keys.lastIndexOf(key, i - 1) !== -1) continue
+    const f = snap.byKey.get(key)
+    const r = f ? f.evaluate(context) : NOT_FOUND
+    json += `${i === 0 ? '' : ','}${f ? f.keyJson : JSON.stringify(key)}:${evaluationJson(r)}`
+    recordEvaluation(r.reason)
+  }
+  json += '}}'
+  // Written straight to the response (Koa's own response step costs more than the evaluation);
+  // headers set earlier (X-Request-Id) are kept.
+  ctx.respond = false
+  const head = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json))]
+  // The general stack has set X-Request-Id on the response already; a hot route has not.
+  if (!ctx.res.hasHeader('X-Request-Id')) head.push('X-Request-Id', ctx.state.reqId)
+  ctx.res.writeHead(200, head)
+  ctx.res.end(json)
+}
+
 /**
  * POST /api/v1/evaluate with its JSON body in ctx.request.body. The body is checked by hand
  * (checkEvaluateBody accepts exactly what the schema accepts; anything else gets the schema's own
- * error message). Shared by the route and the fast path.
+ * error message). Shared by the route and the fast path. A known key with a leased point left and
+ * a cached project (the usual request) is answered synchronously, without a promise.
  */
-export function evaluateHandler(cache: FlagCache, admit: Admit): (ctx: Context) => Promise<void> {
-  return async (ctx) => {
-    // Authenticate before validating, so that a caller without a key learns nothing else.
+export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: Context) => Promise<void> | void {
+  // Authenticate before validating, so that a caller without a key learns nothing else.
+  const validBody = (raw: unknown) => checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
+  const slow = async (ctx: Context, sdkKey: unknown, admitted: SdkKeyEntry | undefined) => {
+    const sdk = admitted ?? (await gate.admit(sdkKey))
+    const body = validBody(ctx.request.body)
+    answer(ctx, body, (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT)
+  }
+  return (ctx) => {
     const raw = ctx.request.body as { sdk_key?: unknown } | undefined
-    const sdk = await admit(raw && typeof raw === 'object' ? raw.sdk_key : undefined)
-    const body = checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
-    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
-    const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
-    // The answer is written by hand from each result's memoised JSON: on a request of ten flags,
-    // building and stringifying a fresh object cost as much as evaluating.
-    const results: Evaluation[] = []
-    let json = '{"flags":{'
-    const keys = body.flags ?? snap.all.map((f) => f.key)
-    // A key asked for twice is answered once, as an object would hold it.
-    const seen = keys.length > 1 ? new Set<string>() : undefined
-    for (const key of keys) {
-      if (seen) {
-        if (seen.has(key)) continue
-        seen.add(key)
-      }
-      const r = snap.byKey.get(key)?.evaluate(context) ?? NOT_FOUND
-      json += `${results.length ? ',' : ''}${JSON.stringify(key)}:${evaluationJson(r)}`
-      results.push(r)
-    }
-    recordEvaluations(results)
-    ctx.set('Content-Type', 'application/json; charset=utf-8')
-    ctx.body = `${json}}}`
+    const sdkKey = raw && typeof raw === 'object' ? raw.sdk_key : undefined
+    const sdk = gate.admitNow(sdkKey)
+    const snap = sdk && cache.heldSnapshot(sdk.projectId)
+    if (!snap) return slow(ctx, sdkKey, sdk)
+    answer(ctx, validBody(raw), snap)
   }
 }
 
-export function evaluateRouter(cache: FlagCache, admit: Admit): Router {
+export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
+  const admit = gate.admit
   const router = new Router({ prefix: '/api/v1' })
 
   // Bodies the fast path (evaluate-fast-path.ts) leaves to the general stack arrive here:
   // compressed ones, and any other media type (which requireJson has answered 415 by then).
-  router.post('/evaluate', withSchema(evaluateHandler(cache, admit), evaluateSchema))
+  router.post('/evaluate', withSchema(evaluateHandler(cache, gate), evaluateSchema))
 
   router.get('/evaluate/:flag_key', validate(evaluateOneSchema), async (ctx) => {
     const { params, query } = input(ctx, evaluateOneSchema)

@@ -1,13 +1,8 @@
-// Evaluation counts for /metrics, by reason. Tallied per response so a bulk call of 40 flags costs
-// a few counter increments, not 40.
+// Evaluation counts for /metrics, by reason. Each is an addition to a plain number; the Prometheus
+// counter catches up when it is scraped (ops/metrics.ts).
 import { metrics } from '../platform/ops/metrics.ts'
+import type { Reason } from './rules.ts'
 
-export function recordEvaluations(results: Iterable<{ reason: string }>): void {
-  const tally = new Map<string, number>()
-  for (const r of results) tally.set(r.reason, (tally.get(r.reason) ?? 0) + 1)
-  for (const [reason, n] of tally) metrics.evaluations(n, reason)
-}
-
-export function recordEvaluation(reason: string): void {
-  metrics.evaluations(1, reason)
+export function recordEvaluation(reason: Reason): void {
+  metrics.evaluation(reason)
 }

@@ -95,6 +95,17 @@ export class FlagCache {
     this.subscriber.disconnect()
   }
 
+  /** The entry of a key this replica already holds, without waiting; undefined: ask resolveKey. */
+  knownKey(sdkKey: string): SdkKeyEntry | undefined {
+    if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return undefined
+    return this.keys.get(sha256(sdkKey))
+  }
+
+  /** A project's snapshot if this replica holds it; undefined: ask snapshot(). */
+  heldSnapshot(projectId: string): ProjectSnapshot | undefined {
+    return this.snapshots.get(projectId)
+  }
+
   /** The project an SDK key belongs to, or null for an unknown key. */
   async resolveKey(sdkKey: string): Promise<SdkKeyEntry | null> {
     if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return null

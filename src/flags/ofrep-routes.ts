@@ -6,7 +6,7 @@ import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
 import { bearerToken } from '../platform/http/auth.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
-import { recordEvaluation, recordEvaluations } from './evaluation-metrics.ts'
+import { recordEvaluation } from './evaluation-metrics.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { readJson } from './ofrep-body.ts'
 import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
@@ -62,7 +62,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const context = normalizeContext(c.context)
     const results = snap.all.map((f) => evaluateOfrep(f, context))
-    recordEvaluations(results)
+    for (const r of results) recordEvaluation(r.reason)
     const json = JSON.stringify({ flags: results })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`

@@ -111,6 +111,8 @@ function compileRule(flagKey: string, rule: Rule): Matcher {
 
 export interface CompiledFlag {
   readonly key: string
+  /** JSON.stringify(key), for answers written by hand. */
+  readonly keyJson: string
   readonly definition: FlagDefinition
   evaluate(ctx: EvalContext): Evaluation
 }
@@ -121,7 +123,7 @@ export const NOT_FOUND: Evaluation = Object.freeze({ value: null, reason: 'FLAG_
 export function compileFlag(def: FlagDefinition): CompiledFlag {
   if (!def.enabled) {
     const disabled: Evaluation = Object.freeze({ value: DISABLED_VALUE, reason: 'DISABLED', rule_index: null })
-    return { key: def.key, definition: def, evaluate: () => disabled }
+    return { key: def.key, keyJson: JSON.stringify(def.key), definition: def, evaluate: () => disabled }
   }
   const fallback: Evaluation = Object.freeze({ value: def.default_value, reason: 'DEFAULT', rule_index: null })
   const matchers = def.rules.map((r) => compileRule(def.key, r))
@@ -129,6 +131,7 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
   const n = matchers.length
   return {
     key: def.key,
+    keyJson: JSON.stringify(def.key),
     definition: def,
     evaluate(ctx) {
       for (let i = 0; i < n; i++) if (matchers[i]!(ctx)) return results[i]!

@@ -5,7 +5,7 @@
 // per request was the largest cost of an evaluation). The counters use their own connection.
 import { FLAGS_LIMITS, PLANS, type Plan } from '../platform/billing/plans.ts'
 import { HttpError } from '../platform/http/errors.ts'
-import { createLeasedLimiter, type Limiter } from '../platform/http/rate-limit.ts'
+import { createLeasedLimiter, type LeasedLimiter } from '../platform/http/rate-limit.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createRedis } from '../platform/redis.ts'
 import type { FlagCache, SdkKeyEntry } from './flag-cache.ts'
@@ -14,9 +14,19 @@ export const SDK_UNAUTHORIZED = 'Unauthorized: invalid or missing SDK key'
 
 export type Admit = (sdkKey: unknown, headers?: Record<string, string>) => Promise<SdkKeyEntry>
 
-export function evaluationGate(platform: Platform, cache: FlagCache): { admit: Admit; close(): void } {
-  const redis = createRedis(platform.redisUrl, 'producer', { enableAutoPipelining: true, connectionName: 'flags-rate-limit' })
-  const limiters = {} as Record<Plan, Limiter>
+export interface EvaluationGate {
+  admit: Admit
+  /**
+   * The common case decided without waiting: a key this replica knows with a leased point left.
+   * Returns its entry with the point taken, or undefined having taken nothing (then call admit).
+   */
+  admitNow(sdkKey: unknown): SdkKeyEntry | undefined
+  close(): void
+}
+
+export function evaluationGate(platform: Platform, cache: FlagCache): EvaluationGate {
+  const redis = createRedis(platform.redisUrl, 'producer', { connectionName: 'flags-rate-limit' })
+  const limiters = {} as Record<Plan, LeasedLimiter>
   for (const plan of PLANS) {
     const n = FLAGS_LIMITS[plan].evaluations_per_second
     limiters[plan] = createLeasedLimiter(redis, {
@@ -33,5 +43,9 @@ export function evaluationGate(platform: Platform, cache: FlagCache): { admit: A
     await limiters[entry.plan].take(entry.keyHash)
     return entry
   }
-  return { admit, close: () => redis.disconnect() }
+  const admitNow = (sdkKey: unknown): SdkKeyEntry | undefined => {
+    const entry = typeof sdkKey === 'string' ? cache.knownKey(sdkKey) : undefined
+    return entry && limiters[entry.plan].tryTake(entry.keyHash) ? entry : undefined
+  }
+  return { admit, admitNow, close: () => redis.disconnect() }
 }

@@ -32,6 +32,23 @@ function clientMessage(err: any): string {
   return STATUS_MESSAGES[err?.status] ?? 'Bad request'
 }
 
+/** The JSON answer of an error a handler threw: its status for a client's mistake, else 500 (logged). */
+function answerError(ctx: Context, err: any): void {
+  if (err instanceof HttpError) {
+    ctx.status = err.status
+    ctx.set(err.headers)
+    ctx.body = { error: err.message, ...err.extra }
+  } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
+    ctx.status = err.status
+    ctx.body = { error: clientMessage(err) }
+  } else {
+    ctx.status = 500
+    ctx.body = { error: 'Internal server error' }
+    ctx.state.error = err
+  }
+  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: err?.stack ?? String(err) }, 'request failed')
+}
+
 async function errors(ctx: Context, next: Next) {
   try {
     await next()
@@ -42,43 +59,83 @@ async function errors(ctx: Context, next: Next) {
       ctx.body = { error: 'Method not allowed' }
     }
   } catch (err: any) {
-    if (err instanceof HttpError) {
-      ctx.status = err.status
-      ctx.set(err.headers)
-      ctx.body = { error: err.message, ...err.extra }
-    } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
-      ctx.status = err.status
-      ctx.body = { error: clientMessage(err) }
-    } else {
-      ctx.status = 500
-      ctx.body = { error: 'Internal server error' }
-      ctx.state.error = err
-    }
-    if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: err?.stack ?? String(err) }, 'request failed')
+    answerError(ctx, err)
+  }
+}
+
+/** The caller's X-Request-Id when it looks like one, else a fresh id; kept in ctx.state with the service. */
+function startRequest(ctx: Context, service: string): string {
+  const incoming = ctx.req.headers['x-request-id']
+  const reqId = typeof incoming === 'string' && /^[\w.-]{8,64}$/.test(incoming) ? incoming : randomUUID()
+  ctx.state.reqId = reqId
+  ctx.state.service = service
+  return reqId
+}
+
+/** Metrics hooks and the access log of a finished request. */
+function finishRequest(ctx: Context, service: string, started: number): void {
+  const ms = performance.now() - started
+  for (const h of requestHooks) h(ctx, ms)
+  const level = ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
+  // Building the record costs on every request; skip it when the level is off (the usual case for 2xx).
+  if (logger.isLevelEnabled(level)) {
+    logger[level]({ service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) }, 'request')
   }
 }
 
 function requestContext(service: string) {
   return async (ctx: Context, next: Next) => {
     const started = performance.now()
-    const incoming = ctx.get('x-request-id')
-    ctx.state.reqId = /^[\w.-]{8,64}$/.test(incoming) ? incoming : randomUUID()
-    ctx.state.service = service
-    ctx.set('X-Request-Id', ctx.state.reqId)
+    ctx.set('X-Request-Id', startRequest(ctx, service))
     try {
       await next()
     } finally {
-      const ms = performance.now() - started
-      for (const h of requestHooks) h(ctx, ms)
-      const level = ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
-      // Building the record costs on every request; skip it when the level is off (the usual case for 2xx).
-      if (logger.isLevelEnabled(level)) {
-        logger[level](
-          { service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) },
-          'request',
-        )
-      }
+      finishRequest(ctx, service, started)
     }
+  }
+}
+
+/**
+ * A route answered ahead of the general stack (AppOptions.hotRoutes). It gets what every route
+ * gets (request id, metrics, access log, JSON errors) from one plain function instead of two async
+ * middleware layers, which on a request that does little else cost a quarter of its time.
+ */
+export interface HotRoute {
+  method: string
+  path: string
+  /** False leaves the request to the general stack (e.g. a compressed body, which the JSON parser inflates). */
+  accepts?(ctx: Context): boolean
+  /**
+   * Answers with ctx.body, or writes ctx.res itself: then it sets ctx.respond = false and its head
+   * carries X-Request-Id (ctx.state.reqId). Throws as any route does.
+   */
+  handle(ctx: Context): Promise<void> | void
+}
+
+function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
+  // No closures named per request here: tsx (esbuild keepNames) gives each one a defineProperty call.
+  const done = (ctx: Context, started: number) => {
+    if (ctx.respond !== false) ctx.set('X-Request-Id', ctx.state.reqId)
+    finishRequest(ctx, service, started)
+  }
+  const failed = (ctx: Context, started: number, err: unknown) => {
+    answerError(ctx, err)
+    done(ctx, started)
+  }
+  return (ctx, next) => {
+    const route = routes.find((r) => r.path === ctx.path && r.method === ctx.method && (r.accepts?.(ctx) ?? true))
+    if (!route) return next()
+    const started = performance.now()
+    startRequest(ctx, service)
+    ctx.state.route = route.path
+    let pending: Promise<void> | void
+    try {
+      pending = route.handle(ctx)
+    } catch (err) {
+      return failed(ctx, started, err)
+    }
+    if (pending) return pending.then(() => done(ctx, started), (err) => failed(ctx, started, err))
+    done(ctx, started)
   }
 }
 
@@ -103,11 +160,10 @@ export interface AppOptions {
   rawPath?: (path: string) => boolean
   trustProxy?: boolean
   /**
-   * Middleware run after request ids and error handling but before JSON body parsing: hot paths
-   * that read their own body (see flags/evaluate-fast-path.ts). Each must call next() for every
-   * request it does not answer.
+   * Routes answered before any other middleware: the requests a service gets by the thousand per
+   * second, whose handlers read their own body (see flags/evaluate-fast-path.ts).
    */
-  beforeBody?: Koa.Middleware[]
+  hotRoutes?: HotRoute[]
 }
 
 export function createApp(opts: AppOptions): Koa {
@@ -117,9 +173,9 @@ export function createApp(opts: AppOptions): Koa {
   // Stripe signs the exact bytes it sends: its webhook (billing/stripe-webhook.ts) reads them itself.
   const raw = (p: string) => p === '/api/v1/billing/stripe-webhook' || custom(p)
   const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
+  if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))
   app.use(errors)
-  for (const mw of opts.beforeBody ?? []) app.use(mw)
   app.use((ctx, next) => {
     if (raw(ctx.path)) return next()
     return requireJson(ctx, () => parser(ctx, next))

@@ -8,6 +8,12 @@ export interface Limiter {
   take(key: string): Promise<void>
 }
 
+/** A limiter that can often decide without waiting: hot paths try that first and skip a promise. */
+export interface LeasedLimiter extends Limiter {
+  /** Take one point from this replica's lease if one is left; false means "call take()" (nothing was taken). */
+  tryTake(key: string): boolean
+}
+
 /** Redis key prefix of a limiter: deployment namespace (if any), then the limiter's name. */
 function keyPrefix(opts: Pick<LimiterOptions, 'name' | 'namespace'>): string {
   return `${opts.namespace ? `${opts.namespace}:` : ''}rl:${opts.name}`
@@ -61,7 +67,7 @@ export function createLeasedLimiter(
     /** Keys kept locally before expired ones are swept. */
     maxKeys?: number
   },
-): Limiter {
+): LeasedLimiter {
   const prefix = `${keyPrefix(opts)}:lease:`
   const lease = Math.max(1, Math.min(opts.points, opts.lease ?? Math.floor(opts.points / 20)))
   const windowMs = opts.durationSec * 1000
@@ -125,15 +131,22 @@ export function createLeasedLimiter(
     return s
   }
 
+  function tryTake(key: string): boolean {
+    const s = stateOf(key)
+    if (s.remaining > 0) {
+      s.remaining--
+      return true
+    }
+    return false
+  }
+
   defineLeaseScript(redis)
   return {
+    tryTake,
     take(key: string) {
       // The hot path: a local decrement, no promise of our own.
+      if (tryTake(key)) return RESOLVED
       const s = stateOf(key)
-      if (s.remaining > 0) {
-        s.remaining--
-        return RESOLVED
-      }
       if (s.exhausted) return Promise.reject(fail(s))
       return slow(key)
     },

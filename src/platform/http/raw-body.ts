@@ -17,3 +17,46 @@ export async function readRawBody(ctx: Context, maxBytes: number, tooLargeMessag
     throw err
   }
 }
+
+/**
+ * readRawBody for hot paths, with the same answers (413 past the cap, 400 when the body ends short
+ * of its Content-Length or the client goes away) but none of raw-body's listener bookkeeping: the
+ * listeners stay on the request, which is dropped when it is answered. On the flag evaluation path
+ * raw-body's setup and cleanup cost as much as reading the body.
+ */
+export function readSmallBody(ctx: Context, maxBytes: number, tooLargeMessage = 'Request body too large'): Promise<Buffer> {
+  const req = ctx.req
+  const declared = req.headers['content-length']
+  // Node's parser has refused any Content-Length that is not digits.
+  const length = declared === undefined ? -1 : Number(declared)
+  if (length > maxBytes) {
+    req.resume()
+    return Promise.reject(new HttpError(413, tooLargeMessage))
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let settled = false
+    // Inline listeners only: a named closure per request costs a defineProperty under tsx (keepNames).
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return
+      size += chunk.length
+      if (size <= maxBytes) return void chunks.push(chunk)
+      settled = true
+      reject(new HttpError(413, tooLargeMessage))
+    })
+    req.on('end', () => {
+      if (settled) return
+      settled = true
+      if (length >= 0 && size !== length) reject(new HttpError(400, 'request size did not match content length'))
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
+    })
+    // 'close' also follows every complete body: only one that comes first means the client left.
+    req.on('error', () => {
+      if (!settled) (settled = true), reject(new HttpError(400, 'request aborted'))
+    })
+    req.on('close', () => {
+      if (!settled) (settled = true), reject(new HttpError(400, 'request aborted'))
+    })
+  })
+}
