@@ -3,6 +3,7 @@
 // reads, invalidated across API replicas (a second app instance, and a second OS process).
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
 import getPort from 'get-port'
 import { gzipSync } from 'node:zlib'
 import { setPlan } from '../src/platform/accounts.ts'
@@ -209,6 +210,60 @@ describe('flags API: evaluation', () => {
       assertJsonError(await call('POST', `${api}/evaluate`, { raw: 'null' }), 401)
       // Still serving after all of that.
       assert.deepEqual((await evaluate(t.sdkKey, { flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })).json, expected)
+    })
+    it('keeps a sane caller X-Request-Id on answers and errors; replaces anything else', async () => {
+      const id = 'req-0123456789.abc'
+      const ok = await call('POST', `${api}/evaluate`, { json: body(), headers: { 'x-request-id': id } })
+      assert.equal(ok.status, 200)
+      assert.equal(ok.headers.get('x-request-id'), id)
+      const denied = await call('POST', `${api}/evaluate`, { json: { sdk_key: 'fbsdk_nope' }, headers: { 'x-request-id': id } })
+      assertJsonError(denied, 401)
+      assert.equal(denied.headers.get('x-request-id'), id)
+      const bad = await call('POST', `${api}/evaluate`, { raw: '{', headers: { 'x-request-id': 'has spaces <script>' } })
+      assertJsonError(bad, 400, 'Malformed JSON body')
+      assert.match(bad.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/)
+    })
+
+    it('a chunked body past the cap gets 413; a client that leaves mid-body costs nothing', async () => {
+      const chunk = new TextEncoder().encode(`{"sdk_key":"${t.sdkKey}","context":{"pad":"${'x'.repeat(256 * 1024)}`)
+      const big = await fetch(`${api}/evaluate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(c) {
+            for (let i = 0; i < 5; i++) c.enqueue(chunk) // 1.25 MiB, no Content-Length
+            c.close()
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit)
+      assert.equal(big.status, 413)
+      assert.equal(((await big.json()) as { error: string }).error, 'Request body too large')
+      // Half a body, then the connection closes.
+      const { port } = new URL(base)
+      await new Promise<void>((resolve, reject) => {
+        const s = net.connect(Number(port), '127.0.0.1', () => {
+          s.write(`POST /api/v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"sdk_key":`)
+          setTimeout(() => s.destroy(), 50)
+        })
+        s.on('close', () => resolve())
+        s.on('error', reject)
+      })
+      assert.deepEqual((await evaluate(t.sdkKey, { flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })).json, expected)
+    })
+
+    it('is measured like any route: request metrics under its template, evaluations by reason', async () => {
+      const scrape = async () => (await call('GET', `${base}/metrics`)).text
+      const sample = (text: string, re: RegExp) => Number(text.match(re)?.[1] ?? 0)
+      const requests = /http_request_duration_seconds_count\{[^}]*route="\/api\/v1\/evaluate"[^}]*status="200"[^}]*\} (\d+)/
+      const matched = /flag_evaluations_total\{reason="TARGETING_MATCH"\} (\d+)/
+      const missing = /flag_evaluations_total\{reason="FLAG_NOT_FOUND"\} (\d+)/
+      const before = await scrape()
+      for (let i = 0; i < 3; i++) assert.equal((await evaluate(t.sdkKey, { flags: ['dark-mode', 'nope'], context: { plan: 'pro' } })).status, 200)
+      const after = await scrape()
+      assert.equal(sample(after, requests) - sample(before, requests), 3)
+      assert.equal(sample(after, matched) - sample(before, matched), 3)
+      assert.equal(sample(after, missing) - sample(before, missing), 3)
     })
   })
 

@@ -51,6 +51,18 @@ describe('platform: leased rate limit', () => {
     assert.ok(Number(err.headers['Retry-After']) >= 1)
   })
 
+  it('tryTake spends a held lease without waiting, and takes nothing when no point is held', async () => {
+    const l = limiter(await connect(), { points: 6, lease: 3 })
+    assert.equal(l.tryTake('k'), false) // nothing leased yet: the caller must take()
+    await l.take('k') // leases 3, spends 1
+    assert.equal(l.tryTake('k'), true)
+    assert.equal(l.tryTake('k'), true)
+    assert.equal(l.tryTake('k'), false) // lease spent; a refusal would come from take()
+    // The false answers took nothing: the window still has exactly 3 points for take().
+    const rs = await outcomes(l, 'k', 5)
+    assert.deepEqual(rs.sort(), [200, 200, 200, 429, 429])
+  })
+
   it('the default lease (limit / 20) still admits exactly the limit from one replica', async () => {
     const l = limiter(await connect(), { points: 100 }) // lease 5
     const rs = await outcomes(l, 'k', 130)

@@ -19,33 +19,17 @@ import { parseArgs } from 'node:util'
 import { listen } from '../../src/main.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { flagsService } from '../../src/flags/service.ts'
-import { compileFlag, normalizeContext, type FlagDefinition } from '../../src/flags/rules.ts'
-import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
+import { compileFlag, normalizeContext } from '../../src/flags/rules.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { fmt, load, startJsonEcho, startReference, type LoadResult } from './lib/http-load.ts'
+import { FLAGS, flagDef, PROJECTS, seedFlags } from './lib/flags-setup.ts'
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, 'no-write': { type: 'boolean', default: false } } })
 const DURATION = Number(values.duration)
-const PROJECTS = 5
-const FLAGS = 10
 const ROUNDS = 2
-
-/** 3 rules: a list match, an AND of two equalities, and a 30 % rollout on user_id. */
-function flagDef(i: number): Omit<FlagDefinition, 'key'> & { key: string } {
-  return {
-    key: `feature-${i}`,
-    enabled: true,
-    default_value: 'false',
-    rules: [
-      { conditions: [{ attribute: 'country', operator: 'in', value: ['DE', 'AT', 'CH'] }], value: 'true' },
-      { conditions: [{ attribute: 'plan', operator: 'eq', value: 'pro' }, { attribute: 'beta', operator: 'eq', value: 'true' }], value: 'true' },
-      { conditions: [{ attribute: 'user_id', operator: 'percent', value: 30 }], value: 'true' },
-    ],
-  }
-}
 
 /** Single-flag evaluations per second of the compiled engine, one core, varied contexts. */
 function engineRate(): number {
@@ -77,32 +61,7 @@ async function main() {
     const platform = await createPlatform({ config, redisUrl: redisUrl!, mongoUrl: mongoUrl!, indexes: ALL_INDEXES })
     const server = await listen(platform, flagsService, 0)
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
-    const postJson = async (url: string, body: unknown, key?: string) => {
-      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) })
-      if (r.status >= 300) throw new Error(`${url}: ${r.status} ${await r.text()}`)
-      return r.json() as Promise<any>
-    }
-    const signup = await postJson(`${base}/signup`, { email: 'bench@example.com' })
-    const account = await findAccountByKey(platform.db, 'flags', signup.api_key)
-    await setPlan(platform.db, account!._id, 'business')
-    const keys: string[] = [signup.sdk_key]
-    const projects: string[] = [signup.project.id]
-    for (let p = 1; p < PROJECTS; p++) {
-      const created = await postJson(`${base}/projects`, { name: `bench ${p}` }, signup.api_key)
-      keys.push(created.sdk_key)
-      projects.push(created.id)
-    }
-    for (const id of projects) for (let i = 0; i < FLAGS; i++) await postJson(`${base}/projects/${id}/flags`, flagDef(i), signup.api_key)
-
-    const flagKeys = Array.from({ length: FLAGS }, (_, i) => `feature-${i}`)
-    const requests = keys.map((sdk_key, i) => ({
-      method: 'POST' as const,
-      path: '/api/v1/evaluate',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sdk_key, flags: flagKeys, context: { user_id: `user-${i}`, country: 'FR', plan: 'pro', beta: false } }),
-    }))
-    const check = await postJson(`${base}/evaluate`, JSON.parse(requests[0]!.body))
-    if (Object.keys(check.flags).length !== FLAGS) throw new Error('unexpected evaluation answer')
+    const requests = await seedFlags(platform, base)
 
     // The machine is shared: references and evaluation alternate, and the best of each counts.
     // The reference gets the very requests evaluate gets (same load on the generator and the HTTP
@@ -167,10 +126,11 @@ async function main() {
       '',
       'Every evaluation request authenticates the SDK key (hash lookup in memory), takes a rate-limit point from its ' +
         "replica's leased block (a Redis call only about once per 250 requests on the business plan) and evaluates " +
-        'precompiled flags from the in-memory cache; POST /api/v1/evaluate is served ahead of the general middleware ' +
-        'stack (src/flags/evaluate-fast-path.ts) and its answer is written from memoised JSON. ' +
+        'precompiled flags from the in-memory cache. POST /api/v1/evaluate is a hot route, answered before the general ' +
+        'middleware stack with the same request id, metrics, access log and error answers (src/flags/evaluate-fast-path.ts, ' +
+        'docs/flags.md); its answer is written from memoised JSON. ' +
         'The load generator shares the two cores with the server, so a request that makes the generator send a body and ' +
-        'parse a longer answer costs twice: the floor row is what any Koa handler of this request shape gets here. Compare ratios within one run.',
+        'parse a longer answer costs twice. Compare ratios within one run.',
       '',
     ]
     console.log('\n' + lines.join('\n'))
