@@ -59,17 +59,16 @@ const forwardAttempts = new Counter({
 })
 
 export const EVALUATION_REASONS = ['TARGETING_MATCH', 'DEFAULT', 'DISABLED', 'FLAG_NOT_FOUND', 'ERROR'] as const
-const EVALUATION_LABELS = [...EVALUATION_REASONS, 'unspecified', 'other'] as const
 // Evaluations are counted per flag, tens of thousands a second: they add to plain numbers here and
 // the counter catches up when it is collected (each scrape of /metrics).
-const pendingEvaluations: Record<string, number> = Object.fromEntries(EVALUATION_LABELS.map((l) => [l, 0]))
+const pendingEvaluations: Record<string, number> = Object.fromEntries(EVALUATION_REASONS.map((r) => [r, 0]))
 const evaluationCount = new Counter({
   name: 'flag_evaluations_total',
   help: 'Flag evaluations served, by reason',
   labelNames: ['reason'] as const,
   registers: [registry],
   collect() {
-    for (const reason of EVALUATION_LABELS) {
+    for (const reason of EVALUATION_REASONS) {
       const n = pendingEvaluations[reason]!
       if (n > 0) {
         pendingEvaluations[reason] = 0
@@ -88,15 +87,9 @@ export const metrics = {
     // Labels stay a closed set whatever a caller passes: unbounded labels break Prometheus.
     forwardAttempts.inc({ outcome: (FORWARD_OUTCOMES as readonly string[]).includes(outcome) ? outcome : 'other' })
   },
-  /** Record n evaluations with one reason (a bulk evaluation of 40 flags may call this per reason). */
-  /** One evaluation of a known reason: the per-flag hot path. */
+  /** One flag evaluation (called per flag, so it only adds to a number; see evaluationCount). */
   evaluation(reason: (typeof EVALUATION_REASONS)[number]): void {
     pendingEvaluations[reason]!++
-  },
-  evaluations(n = 1, reason?: string): void {
-    if (!(n > 0)) return
-    const label = reason === undefined ? 'unspecified' : (EVALUATION_REASONS as readonly string[]).includes(reason) ? reason : 'other'
-    pendingEvaluations[label]! += n
   },
 }
 
