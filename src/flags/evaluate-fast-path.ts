@@ -14,7 +14,7 @@ import { evaluateHandler } from './evaluate-routes.ts'
 import type { FlagCache } from './flag-cache.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
 
-export const EVALUATE_PATH = '/api/v1/evaluate'
+const EVALUATE_PATH = '/api/v1/evaluate'
 const MAX_BODY_BYTES = 1024 * 1024
 
 function isPlainJsonRequest(ctx: Context): boolean {

@@ -8,7 +8,7 @@ import { input, parseOrThrow, validate, withSchema } from '../platform/http/vali
 import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
 import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
-import { recordEvaluation } from './evaluation-metrics.ts'
+import { metrics } from '../platform/ops/metrics.ts'
 import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema, type EvaluateBody } from './evaluate-schema.ts'
 
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
@@ -44,7 +44,7 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
     const f = snap.byKey.get(key)
     const r = f ? f.evaluate(context) : NOT_FOUND
     json += `${i === 0 ? '' : ','}${f ? f.keyJson : JSON.stringify(key)}:${evaluationJson(r)}`
-    recordEvaluation(r.reason)
+    metrics.evaluation(r.reason)
   }
   json += '}}'
   // Written straight to the response (Koa's own response step costs more than the evaluation);
@@ -64,13 +64,13 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
  * a cached project (the usual request) is answered synchronously, without a promise.
  */
 export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: Context) => Promise<void> | void {
-  // Authenticate before validating, so that a caller without a key learns nothing else.
   const validBody = (raw: unknown) => checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
   const slow = async (ctx: Context, sdkKey: unknown, admitted: SdkKeyEntry | undefined) => {
     const sdk = admitted ?? (await gate.admit(sdkKey))
     const body = validBody(ctx.request.body)
     answer(ctx, body, (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT)
   }
+  // Both paths authenticate before validating, so that a caller without a key learns nothing else.
   return (ctx) => {
     const raw = ctx.request.body as { sdk_key?: unknown } | undefined
     const sdkKey = raw && typeof raw === 'object' ? raw.sdk_key : undefined
@@ -95,11 +95,11 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const f = snap.byKey.get(params.flag_key)
     if (!f) {
-      recordEvaluation('FLAG_NOT_FOUND')
+      metrics.evaluation('FLAG_NOT_FOUND')
       throw notFound(FLAG_NOT_FOUND_MESSAGE)
     }
     const r = f.evaluate(EMPTY_CONTEXT)
-    recordEvaluation(r.reason)
+    metrics.evaluation(r.reason)
     ctx.body = { key: f.key, value: r.value, reason: r.reason, rule_index: r.rule_index }
   })
 

@@ -6,7 +6,7 @@ import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
 import { bearerToken } from '../platform/http/auth.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
-import { recordEvaluation } from './evaluation-metrics.ts'
+import { metrics } from '../platform/ops/metrics.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { readJson } from './ofrep-body.ts'
 import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
@@ -45,11 +45,11 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const f = snap.byKey.get(key)
     if (!f) {
-      recordEvaluation('FLAG_NOT_FOUND')
+      metrics.evaluation('FLAG_NOT_FOUND')
       return fail(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `Flag "${key}" not found` })
     }
     const result = evaluateOfrep(f, normalizeContext(c.context))
-    recordEvaluation(result.reason)
+    metrics.evaluation(result.reason)
     ctx.body = result
   })
 
@@ -62,7 +62,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const context = normalizeContext(c.context)
     const results = snap.all.map((f) => evaluateOfrep(f, context))
-    for (const r of results) recordEvaluation(r.reason)
+    for (const r of results) metrics.evaluation(r.reason)
     const json = JSON.stringify({ flags: results })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
