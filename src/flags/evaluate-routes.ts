@@ -3,6 +3,7 @@
 // flag cache: no database read once a project is cached.
 import Router from '@koa/router'
 import type { Context } from 'koa'
+import { endSoon } from '../platform/http/end-soon.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../platform/http/validate.ts'
 import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
@@ -47,14 +48,14 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
     metrics.evaluation(r.reason)
   }
   json += '}}'
-  // Written straight to the response (Koa's own response step costs more than the evaluation);
-  // headers set earlier (X-Request-Id) are kept.
+  // Written straight to the response (Koa's own response step costs more than the evaluation),
+  // with the other answers of this event-loop turn (end-soon.ts); headers set earlier (X-Request-Id) are kept.
   ctx.respond = false
   const head = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json))]
   // The general stack has set X-Request-Id on the response already; a hot route has not.
   if (!ctx.res.hasHeader('X-Request-Id')) head.push('X-Request-Id', ctx.state.reqId)
   ctx.res.writeHead(200, head)
-  ctx.res.end(json)
+  endSoon(ctx.res, json)
 }
 
 /**

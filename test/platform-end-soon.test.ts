@@ -1,0 +1,69 @@
+// Answers finished at the end of the event-loop turn (src/platform/http/end-soon.ts), over real
+// HTTP on 127.0.0.1: each request gets its own body, a response is not ended before the turn is
+// over, and a client gone before its answer is written keeps no one else from theirs.
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { endSoon } from '../src/platform/http/end-soon.ts'
+
+describe('platform: answers written at the end of the turn', () => {
+  let server: http.Server
+  let base: string
+  const endedInTurn: boolean[] = []
+  const gone: Array<() => void> = []
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const body = JSON.stringify({ path: req.url })
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+      if (req.url === '/gone') {
+        // The client leaves before the turn ends: its socket is destroyed, its answer still queued.
+        endSoon(res, body)
+        req.socket.destroy()
+        gone.forEach((f) => f())
+        return
+      }
+      endSoon(res, body)
+      endedInTurn.push(res.writableEnded)
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  after(async () => {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  })
+
+  it('gives each of 100 concurrent requests its own answer, none ended before its turn was over', async () => {
+    endedInTurn.length = 0
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const res = await fetch(`${base}/r/${i}?é=${encodeURIComponent('ü')}`)
+        return { status: res.status, body: (await res.json()) as { path: string } }
+      }),
+    )
+    answers.forEach((a, i) => {
+      assert.equal(a.status, 200)
+      assert.equal(a.body.path, `/r/${i}?%C3%A9=%C3%BC`)
+    })
+    assert.equal(endedInTurn.length, 100)
+    assert.ok(endedInTurn.every((ended) => ended === false), 'end() ran inside the handler')
+  })
+
+  it('writes the other answers of a turn when one client has gone', async () => {
+    const goneSeen = new Promise<void>((r) => gone.push(r))
+    const lost = fetch(`${base}/gone`).then(
+      () => 'answered',
+      () => 'failed',
+    )
+    const others = Array.from({ length: 20 }, (_, i) => fetch(`${base}/ok/${i}`).then((r) => r.json() as Promise<{ path: string }>))
+    await goneSeen
+    assert.deepEqual(
+      (await Promise.all(others)).map((b) => b.path),
+      Array.from({ length: 20 }, (_, i) => `/ok/${i}`),
+    )
+    assert.equal(await lost, 'failed')
+    // The server is still serving.
+    assert.equal(((await (await fetch(`${base}/after`)).json()) as { path: string }).path, '/after')
+  })
+})
