@@ -71,6 +71,28 @@ describe('ops: health, readiness and metrics without an admin token', () => {
     assert.equal(sample(r.text, 'queue_jobs', { queue: 'invoice-render' }), undefined)
   })
 
+  it('the request duration histogram counts each request once, in cumulative buckets ending at +Inf = _count', async () => {
+    const labels = { service: 'invoice', method: 'GET', route: '/healthz', status: '200' }
+    const scrape = async () => (await get(`${sys.root.invoice}/metrics`)).text
+    const before = sample(await scrape(), 'http_request_duration_seconds_count', labels) ?? 0
+    await Promise.all(Array.from({ length: 7 }, () => get(`${sys.root.invoice}/healthz`)))
+    const text = await scrape()
+    assert.equal(sample(text, 'http_request_duration_seconds_count', labels), before + 7)
+    const buckets = text
+      .split('\n')
+      .filter((l) => l.startsWith('http_request_duration_seconds_bucket{') && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)))
+      .map((l) => ({ le: /le="([^"]+)"/.exec(l)![1]!, n: Number(l.split(' ').pop()) }))
+    assert.deepEqual(
+      buckets.map((b) => b.le),
+      ['0.001', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '+Inf'],
+    )
+    buckets.slice(1).forEach((b, i) => assert.ok(b.n >= buckets[i]!.n, `bucket le=${b.le} below the one before`))
+    assert.equal(buckets.at(-1)!.n, before + 7)
+    const sum = sample(text, 'http_request_duration_seconds_sum', labels)!
+    assert.ok(sum > 0 && sum < 60, `sum ${sum}`)
+    assert.match(text, /# TYPE http_request_duration_seconds histogram/)
+  })
+
   it('ops paths answer wrong methods with 405 JSON', async () => {
     for (const path of ['/healthz', '/metrics', '/openapi.json']) {
       const r = await post(`${sys.root.invoice}${path}`, {})

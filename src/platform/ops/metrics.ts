@@ -5,18 +5,18 @@ import type { Context } from 'koa'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import { onRequestDone } from '../http/app.ts'
 import { onJobProcessed } from '../workers.ts'
+import { RequestHistogram } from './request-histogram.ts'
 
 export const registry = new Registry()
 collectDefaultMetrics({ register: registry })
 
 // Invoice requests wait for their render, so HTTP buckets reach the render timeout (30 s).
-const httpDuration = new Histogram({
-  name: 'http_request_duration_seconds',
-  help: 'HTTP request duration by service, method, route template and status',
-  labelNames: ['service', 'method', 'route', 'status'] as const,
-  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
-})
+const httpDuration = new RequestHistogram(
+  'http_request_duration_seconds',
+  'HTTP request duration by service, method, route template and status',
+  [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registry,
+)
 
 const jobWait = new Histogram({
   name: 'queue_job_wait_seconds',
@@ -105,10 +105,7 @@ export function installMetricHooks(): void {
   if (installed) return
   installed = true
   onRequestDone((ctx, ms) => {
-    httpDuration.observe(
-      { service: (ctx.state?.service as string | undefined) ?? 'unknown', method: ctx.method, route: routeLabel(ctx), status: String(ctx.status) },
-      ms / 1000,
-    )
+    httpDuration.observe((ctx.state?.service as string | undefined) ?? 'unknown', ctx.method, routeLabel(ctx), ctx.status, ms / 1000)
   })
   onJobProcessed((queue, job, outcome, ms) => {
     jobRun.observe({ queue, outcome }, ms / 1000)
