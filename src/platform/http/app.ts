@@ -113,7 +113,8 @@ export interface HotRoute {
 }
 
 function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
-  // No closures named per request here: tsx (esbuild keepNames) gives each one a defineProperty call.
+  // No closures made per request here (a named one even costs a defineProperty call under tsx's
+  // esbuild keepNames): the route is found by a plain loop.
   const done = (ctx: Context, started: number) => {
     if (ctx.respond !== false) ctx.set('X-Request-Id', ctx.state.reqId)
     finishRequest(ctx, service, started)
@@ -123,8 +124,14 @@ function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
     done(ctx, started)
   }
   return (ctx, next) => {
-    const route = routes.find((r) => r.path === ctx.path && r.method === ctx.method && (r.accepts?.(ctx) ?? true))
-    if (!route) return next()
+    let route: HotRoute | undefined
+    for (const r of routes) {
+      if (r.path === ctx.path && r.method === ctx.method && (r.accepts === undefined || r.accepts(ctx))) {
+        route = r
+        break
+      }
+    }
+    if (route === undefined) return next()
     const started = performance.now()
     startRequest(ctx, service)
     ctx.state.route = route.path
