@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import murmurhash from 'murmurhash'
-import { bucketBasisPoints, bucketOf, inRollout, murmur3 } from '../src/flags/percent-bucket.ts'
+import { bucketBasisPoints, bucketOf, inRollout, murmur3, rolloutBuckets } from '../src/flags/percent-bucket.ts'
 import {
   compileFlag,
   evaluateFlag,
@@ -38,6 +38,22 @@ describe('flags: murmur3 and buckets', () => {
     const h = murmurhash.v3('checkoutuser-42', 0)
     assert.equal(bucketBasisPoints('checkout', 'user-42'), Math.floor((h * 10000) / 2 ** 32))
     assert.equal(bucketOf('checkout', 'user-42'), Math.floor((h * 10000) / 2 ** 32) / 100)
+  })
+
+  it("a flag's precomputed rollout hash gives bucketBasisPoints for any key and value (ASCII, unicode, every length mod 4)", () => {
+    for (const unit of ['grapheme-ascii', 'grapheme', 'binary'] as const) {
+      fc.assert(
+        fc.property(fc.string({ unit, maxLength: 40 }), fc.string({ unit, maxLength: 40 }), (k, v) => {
+          assert.equal(rolloutBuckets(k)(v), bucketBasisPoints(k, v))
+        }),
+        { numRuns: 500 },
+      )
+    }
+    // Every split of key and value bytes across 4-byte blocks, and an ASCII value after a unicode key.
+    for (const k of ['', 'a', 'ab', 'abc', 'abcd', 'feature-1', 'clé', '🚀x']) {
+      const buckets = rolloutBuckets(k)
+      for (const v of ['', 'u', 'us', 'use', 'user', 'user-42', 'üser', 'user-🚀']) assert.equal(buckets(v), bucketBasisPoints(k, v), `${k} + ${v}`)
+    }
   })
 
   it('percent 0 never matches, percent 100 always matches', () => {

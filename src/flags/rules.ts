@@ -1,9 +1,9 @@
 // The rule engine: pure, no I/O. Flags are compiled once (when a project's flag set is cached)
-// into closures, so evaluating allocates nothing but the percent hash input.
+// into closures, so evaluating allocates nothing (the percent hash reads ASCII values in place).
 // Semantics (DESIGN.md §7): conditions of a rule are ANDed; rules are tried in order and the first
 // match serves its value; no match serves the flag's default; a disabled flag serves "false" and
 // skips its rules. Conditions compare as strings; a missing attribute never matches any operator.
-import { inRollout } from './percent-bucket.ts'
+import { rolloutBuckets } from './percent-bucket.ts'
 
 export const OPERATORS = ['eq', 'neq', 'contains', 'in', 'percent'] as const
 export type Operator = (typeof OPERATORS)[number]
@@ -91,9 +91,11 @@ function compileCondition(flagKey: string, c: Condition): Matcher {
     case 'percent': {
       const p = c.value
       if (p <= 0) return () => false
+      const bucket = rolloutBuckets(flagKey)
+      // As inRollout(flagKey, x, p): the bucket as a percentage, below p.
       return (ctx) => {
         const x = ctx[a]
-        return x !== undefined && inRollout(flagKey, x, p)
+        return x !== undefined && bucket(x) / 100 < p
       }
     }
   }
