@@ -115,6 +115,28 @@ describe('flags API: evaluation', () => {
       assert.deepEqual(empty.json, { flags: {} })
     })
 
+    it('answers flags of identical definitions under their own keys, a repeated key once, unicode unknown keys whole', async () => {
+      const twin = { enabled: true, default_value: 'no', rules: [{ conditions: [{ attribute: 'plan', operator: 'eq', value: 'pro' }], value: 'yes' }] }
+      await createFlag(t, { key: 'twin-a', ...twin })
+      await createFlag(t, { key: 'twin-b', ...twin })
+      for (let round = 0; round < 2; round++) {
+        // The second round is served from the pieces the first one built.
+        const r = await evaluate(t.sdkKey, { flags: ['clé-🚀', 'twin-a', 'twin-b', 'twin-a', 'clé-🚀'], context: { plan: 'pro' } })
+        assert.equal(r.status, 200, r.text)
+        assert.equal(Number(r.headers.get('content-length')), Buffer.byteLength(r.text))
+        assert.equal(r.text, JSON.stringify(r.json), 'no key twice in the text')
+        assert.deepEqual(r.json, {
+          flags: {
+            'clé-🚀': { value: null, reason: 'FLAG_NOT_FOUND', rule_index: null },
+            'twin-a': { value: 'yes', reason: 'TARGETING_MATCH', rule_index: 0 },
+            'twin-b': { value: 'yes', reason: 'TARGETING_MATCH', rule_index: 0 },
+          },
+        })
+      }
+      const other = await evaluate(t.sdkKey, { flags: ['twin-b', 'twin-a'], context: { plan: 'free' } })
+      assert.equal(other.text, '{"flags":{"twin-b":{"value":"no","reason":"DEFAULT","rule_index":null},"twin-a":{"value":"no","reason":"DEFAULT","rule_index":null}}}')
+    })
+
     it('treats missing, null and unicode attributes as the rules say', async () => {
       const r = await evaluate(t.sdkKey, { flags: ['checkout'], context: { country: null, plan: 'pro', email: '中文@acme.com' } })
       assert.equal(r.json.flags.checkout.value, 'acme')

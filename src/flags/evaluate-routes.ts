@@ -7,7 +7,7 @@ import { endSoon } from '../platform/http/end-soon.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../platform/http/validate.ts'
 import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
-import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type Evaluation } from './rules.ts'
+import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type CompiledFlag, type Evaluation } from './rules.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
 import { metrics } from '../platform/ops/metrics.ts'
 import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema, type EvaluateBody } from './evaluate-schema.ts'
@@ -17,18 +17,21 @@ export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 /** A project deleted between key lookup and load serves nothing, like an empty project. */
 export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byKey: new Map(), all: [] }
 
-// Results are shared frozen objects (compileFlag), so their JSON is computed once.
-const resultJson = new WeakMap<Evaluation, string>()
-function evaluationJson(r: Evaluation): string {
-  let s = resultJson.get(r)
-  if (s === undefined) resultJson.set(r, (s = JSON.stringify({ value: r.value, reason: r.reason, rule_index: r.rule_index })))
+// Each result's piece of the answer (`,"key":{"value":…}`) is built once. compileFlag makes every
+// result a frozen object of its own flag, so a result names its key; NOT_FOUND, shared by every
+// unknown key, is written per key.
+const pieces = new WeakMap<Evaluation, string>()
+const NOT_FOUND_JSON = JSON.stringify({ value: NOT_FOUND.value, reason: NOT_FOUND.reason, rule_index: NOT_FOUND.rule_index })
+function piece(f: CompiledFlag, r: Evaluation): string {
+  let s = pieces.get(r)
+  if (s === undefined) pieces.set(r, (s = `,${f.keyJson}:${JSON.stringify({ value: r.value, reason: r.reason, rule_index: r.rule_index })}`))
   return s
 }
 
 /** Writes the answer of a valid evaluate body from a project's snapshot. */
 function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
   const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
-  // The answer is written by hand from each result's memoised JSON: on a request of ten flags,
+  // The answer is written by hand from each result's memoised piece: on a request of ten flags,
   // building and stringifying a fresh object cost as much as evaluating.
   let json = '{"flags":{'
   const keys = body.flags ?? snap.all.map((f) => f.key)
@@ -43,9 +46,16 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
       seen.add(key)
     } else if (i > 0 && keys.lastIndexOf(key, i - 1) !== -1) continue
     const f = snap.byKey.get(key)
-    const r = f ? f.evaluate(context) : NOT_FOUND
-    json += `${i === 0 ? '' : ','}${f ? f.keyJson : JSON.stringify(key)}:${evaluationJson(r)}`
-    metrics.evaluation(r.reason)
+    let p: string
+    if (f) {
+      const r = f.evaluate(context)
+      p = piece(f, r)
+      metrics.evaluation(r.reason)
+    } else {
+      p = `,${JSON.stringify(key)}:${NOT_FOUND_JSON}`
+      metrics.evaluation('FLAG_NOT_FOUND')
+    }
+    json += i === 0 ? p.slice(1) : p
   }
   json += '}}'
   // Written straight to the response (Koa's own response step costs more than the evaluation),

@@ -121,7 +121,10 @@ export interface CompiledFlag {
 
 export const NOT_FOUND: Evaluation = Object.freeze({ value: null, reason: 'FLAG_NOT_FOUND', rule_index: null })
 
-/** Results are built once per rule and shared: evaluating returns one of these frozen objects. */
+/**
+ * Results are built once per rule and shared: evaluating returns one of these frozen objects, each
+ * belonging to this flag alone (the evaluate answer caches its JSON, key included, per result).
+ */
 export function compileFlag(def: FlagDefinition): CompiledFlag {
   if (!def.enabled) {
     const disabled: Evaluation = Object.freeze({ value: DISABLED_VALUE, reason: 'DISABLED', rule_index: null })
