@@ -135,7 +135,17 @@ describe('flags: operators', () => {
   it('inherited names are not attributes', () => {
     for (const attribute of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
       assert.equal(served(one({ attribute, operator: 'neq', value: 'x' }), {}).reason, 'DEFAULT')
+      assert.equal(served(one({ attribute, operator: 'neq', value: 'x' }), { country: 'DE' }).reason, 'DEFAULT')
+      assert.equal(attribute in normalizeContext({ country: 'DE' }), false, attribute)
     }
+  })
+
+  it('a context may name an attribute like an inherited name; it is an ordinary attribute', () => {
+    const context = JSON.parse('{"constructor":"c","toString":"t","__proto__":"p"}')
+    for (const [attribute, value] of [['constructor', 'c'], ['toString', 't'], ['__proto__', 'p']]) {
+      assert.equal(served(one({ attribute: attribute!, operator: 'eq', value: value! }), context).reason, 'TARGETING_MATCH', attribute)
+    }
+    assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(normalizeContext(context))), null)
   })
 })
 
