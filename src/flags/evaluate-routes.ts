@@ -37,17 +37,21 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
   const keys = body.flags ?? snap.all.map((f) => f.key)
   const n = keys.length
   // A key asked for twice is answered once, as an object would hold it. Short lists (the usual
-  // ones) look back instead of building a Set.
+  // ones) look back instead of building a Set: among the flags served so far, comparing objects,
+  // or for an unknown key among the keys before it.
   const seen = n > 16 ? new Set<string>() : undefined
+  const served: CompiledFlag[] = []
   for (let i = 0; i < n; i++) {
     const key = keys[i]!
     if (seen) {
       if (seen.has(key)) continue
       seen.add(key)
-    } else if (i > 0 && keys.lastIndexOf(key, i - 1) !== -1) continue
+    }
     const f = snap.byKey.get(key)
+    if (!seen && (f ? served.includes(f) : i > 0 && keys.lastIndexOf(key, i - 1) !== -1)) continue
     let p: string
     if (f) {
+      if (!seen) served.push(f)
       const r = f.evaluate(context)
       p = piece(f, r)
       metrics.evaluation(r.reason)
