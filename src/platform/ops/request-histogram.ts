@@ -4,7 +4,7 @@
 // more than a microsecond of each request. This class records the same series and hands them to
 // prom-client's registry through the metric interface (get/reset) its own metrics implement, so the
 // exposition is prom-client's.
-import type { Registry } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 
 export type RequestLabels = { service: string; method: string; route: string; status: string }
 
@@ -27,7 +27,8 @@ export class RequestHistogram {
     private readonly buckets: readonly number[],
     registry: Registry,
   ) {
-    registry.registerMetric(this as never)
+    // prom-client's types name only its own metric classes; its registry uses name, get() and reset().
+    registry.registerMetric(this as unknown as Metric)
   }
 
   observe(service: string, method: string, route: string, status: number, seconds: number): void {
