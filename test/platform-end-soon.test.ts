@@ -1,9 +1,9 @@
 // Answers finished at the end of the event-loop turn (src/platform/http/end-soon.ts), over real
-// HTTP on 127.0.0.1: each request gets its own body, a response is not ended before the turn is
+// HTTP on 127.0.0.1: each request gets its own body (pipelined ones in order), a response is not ended before the turn is
 // over, and a client gone before its answer is written keeps no one else from theirs.
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { endSoon } from '../src/platform/http/end-soon.ts'
 
 describe('platform: answers written at the end of the turn', () => {
@@ -48,6 +48,23 @@ describe('platform: answers written at the end of the turn', () => {
     })
     assert.equal(endedInTurn.length, 100)
     assert.ok(endedInTurn.every((ended) => ended === false), 'end() ran inside the handler')
+  })
+
+  it('answers pipelined requests on one connection in order', async () => {
+    const port = (server.address() as AddressInfo).port
+    const socket = net.connect(port, '127.0.0.1')
+    let text = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (d: string) => (text += d))
+    // Three requests in one write: all three are handled (and their answers queued) in one turn.
+    socket.write(['/p/1', '/p/2', '/p/3'].map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+    const deadline = Date.now() + 5_000
+    while ((text.match(/HTTP\/1\.1 200/g) ?? []).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    socket.destroy()
+    assert.deepEqual(
+      [...text.matchAll(/\{"path":"([^"]+)"\}/g)].map((m) => m[1]),
+      ['/p/1', '/p/2', '/p/3'],
+    )
   })
 
   it('writes the other answers of a turn when one client has gone', async () => {
