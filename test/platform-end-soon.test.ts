@@ -1,6 +1,7 @@
 // Answers finished at the end of the event-loop turn (src/platform/http/end-soon.ts), over real
-// HTTP on 127.0.0.1: each request gets its own body (pipelined ones in order), a response is not ended before the turn is
-// over, and a client gone before its answer is written keeps no one else from theirs.
+// HTTP on 127.0.0.1: each request gets its own body (pipelined ones in order), a response is not
+// ended before the turn is over, and a client gone before its answer is written keeps no one else
+// from theirs.
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
