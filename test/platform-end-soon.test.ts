@@ -12,11 +12,24 @@ describe('platform: answers written at the end of the turn', () => {
   let base: string
   const endedInTurn: boolean[] = []
   const gone: Array<() => void> = []
+  let held: { res: http.ServerResponse; body: string } | undefined
+  let heldArrived: () => void = () => {}
 
   before(async () => {
     server = http.createServer((req, res) => {
       const body = JSON.stringify({ path: req.url })
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+      if (req.url === '/hold') {
+        held = { res, body }
+        heldArrived()
+        return
+      }
+      if (req.url === '/trigger') {
+        // Queues the held answer while this one is being ended: in the middle of a flush.
+        res.once('prefinish', () => endSoon(held!.res, held!.body))
+        endSoon(res, body)
+        return
+      }
       if (req.url === '/gone') {
         // The client leaves before the turn ends: its socket is destroyed, its answer still queued.
         endSoon(res, body)
@@ -66,6 +79,15 @@ describe('platform: answers written at the end of the turn', () => {
       [...text.matchAll(/\{"path":"([^"]+)"\}/g)].map((m) => m[1]),
       ['/p/1', '/p/2', '/p/3'],
     )
+  })
+
+  it('writes an answer queued while the answers of a turn are being ended', async () => {
+    const arrived = new Promise<void>((r) => (heldArrived = r))
+    const first = fetch(`${base}/hold`).then((r) => r.json() as Promise<{ path: string }>)
+    await arrived
+    const second = fetch(`${base}/trigger`).then((r) => r.json() as Promise<{ path: string }>)
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('an answer was never written')), 3_000))
+    assert.deepEqual(await Promise.race([Promise.all([first, second]), timeout]), [{ path: '/hold' }, { path: '/trigger' }])
   })
 
   it('writes the other answers of a turn when one client has gone', async () => {

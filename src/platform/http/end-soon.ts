@@ -9,19 +9,20 @@ import type { ServerResponse } from 'node:http'
 import { logger } from '../logger.ts'
 
 // Flat pairs (response, body): no object per answer.
-const pending: Array<ServerResponse | string> = []
+let pending: Array<ServerResponse | string> = []
 
 function flush(): void {
-  const n = pending.length
-  for (let i = 0; i < n; i += 2) {
+  // An answer queued while these are ended (by a listener of one of them) goes in the next turn.
+  const batch = pending
+  pending = []
+  for (let i = 0; i < batch.length; i += 2) {
     try {
-      ;(pending[i] as ServerResponse).end(pending[i + 1] as string)
+      ;(batch[i] as ServerResponse).end(batch[i + 1] as string)
     } catch (err) {
       // One broken response must not keep the others of its turn from being written.
       logger.warn({ err: String(err) }, 'answer could not be written')
     }
   }
-  pending.length = 0
 }
 
 /** res.end(body) once the current event-loop turn's other work is done; the head is written already or by end(). */
