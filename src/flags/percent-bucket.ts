@@ -24,11 +24,15 @@ export function murmur3(s: string): number {
 const C1 = 0xcc9e2d51
 const C2 = 0x1b873593
 
-/** One 4-byte block mixed into the state (murmur3 x86 32-bit; Math.imul is multiplication mod 2^32). */
-function mixBlock(h1: number, k1: number): number {
+/** A block's scrambled value, as murmur3 x86 32-bit XORs it into the state (Math.imul: multiplication mod 2^32). */
+function scramble(k1: number): number {
   k1 = Math.imul(k1, C1)
-  k1 = (k1 << 15) | (k1 >>> 17)
-  h1 ^= Math.imul(k1, C2)
+  return Math.imul((k1 << 15) | (k1 >>> 17), C2)
+}
+
+/** One whole 4-byte block mixed into the state. */
+function mixBlock(h1: number, k1: number): number {
+  h1 ^= scramble(k1)
   h1 = (h1 << 13) | (h1 >>> 19)
   return (Math.imul(h1, 5) + 0xe6546b64) | 0
 }
@@ -61,11 +65,7 @@ export function rolloutBuckets(flagKey: string): (value: string) => number {
         n = 0
       }
     }
-    if (n > 0) {
-      k1 = Math.imul(k1, C1)
-      k1 = (k1 << 15) | (k1 >>> 17)
-      h1 ^= Math.imul(k1, C2)
-    }
+    if (n > 0) h1 ^= scramble(k1)
     h1 ^= key.length + value.length
     h1 ^= h1 >>> 16
     h1 = Math.imul(h1, 0x85ebca6b)

@@ -6,7 +6,7 @@
 // exposition is prom-client's.
 import type { Metric, Registry } from 'prom-client'
 
-export type RequestLabels = { service: string; method: string; route: string; status: string }
+type RequestLabels = { service: string; method: string; route: string; status: string }
 
 interface Series {
   labels: RequestLabels
