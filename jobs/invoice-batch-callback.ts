@@ -1,17 +1,11 @@
 // invoice-batch-callback: delivers a finished batch's signed completion webhook, with retries
-// (exponential from 2 s over 8 attempts, ≈ 4 minutes) and every attempt recorded on the batch.
-import { z } from 'zod'
+// (the contract's schedule) and every attempt recorded on the batch.
 import { defineJob, PermanentJobError } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
 import { getBatch, recordCallbackAttempt } from '../src/invoice/batch-store.ts'
 import { deliverCallback } from '../src/invoice/callback.ts'
+import { invoiceBatchCallbackContract } from '../src/invoice/job-contracts.ts'
 
-export const invoiceBatchCallbackPayload = z.object({ batch_id: z.string().min(1).max(64) })
-
-export const invoiceBatchCallbackJob = defineJob({
-  queue: QueueName.InvoiceBatchCallback,
-  schema: invoiceBatchCallbackPayload,
-  options: { attempts: 8, backoff: { type: 'exponential', delay: 2_000 } },
+export const invoiceBatchCallbackJob = defineJob(invoiceBatchCallbackContract, {
   concurrency: 10,
   async process({ batch_id }, job, platform) {
     const batch = await getBatch(platform.db, batch_id)

@@ -2,20 +2,11 @@
 // every half second until every row is done or failed, then finishes it and sends the callback.
 // Between looks the job waits as a delayed job, so watching holds no worker slot.
 import { DelayedError } from 'bullmq'
-import { z } from 'zod'
 import { defineJob } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
 import { advanceBatch } from '../src/invoice/batch-progress.ts'
+import { BATCH_WATCH_INTERVAL_MS, invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
 
-export const BATCH_WATCH_INTERVAL_MS = 500
-
-export const invoiceBatchWatchPayload = z.object({ batch_id: z.string().min(1).max(64) })
-
-export const invoiceBatchWatchJob = defineJob({
-  queue: QueueName.InvoiceBatchWatch,
-  schema: invoiceBatchWatchPayload,
-  // Retries cover Redis/Mongo hiccups; the look itself is idempotent.
-  options: { attempts: 20, backoff: { type: 'exponential', delay: 1_000 } },
+export const invoiceBatchWatchJob = defineJob(invoiceBatchWatchContract, {
   concurrency: 20,
   async process({ batch_id }, job, platform) {
     const progress = await advanceBatch(platform, batch_id, { repair: true })

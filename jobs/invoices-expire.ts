@@ -2,17 +2,14 @@
 // creation; demo invoices at their own expires_at), batches past the same retention, and expired
 // Idempotency-Keys. Retention is applied when the job runs, so changing it applies to invoices
 // already stored. Idempotent.
-import { z } from 'zod'
 import { clock } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
 import { deleteBatchesBefore } from '../src/invoice/batch-store.ts'
 import { deleteExpiredKeys } from '../src/invoice/idempotency.ts'
 import { deleteExpiredInvoices } from '../src/invoice/store.ts'
+import { invoicesExpireContract } from '../src/invoice/job-contracts.ts'
 
-export const invoicesExpireJob = defineJob({
-  queue: QueueName.InvoicesExpire,
-  schema: z.object({}),
+export const invoicesExpireJob = defineJob(invoicesExpireContract, {
   scheduler: { id: 'invoices-expire-hourly', every: 3_600_000, payload: {} },
   async process(_payload, _job, platform) {
     const now = clock.now()

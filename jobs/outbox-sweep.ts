@@ -1,15 +1,12 @@
-// outbox-sweep: every minute, re-enqueue work whose enqueue failed (e.g. Redis was down).
-import { z } from 'zod'
+// outbox-sweep: every minute, re-enqueue work whose enqueue failed (e.g. Redis was down). It finds
+// each entry's contract in the registry of every job contract (src/job-contracts.ts).
+import { JOB_CONTRACTS } from '../src/job-contracts.ts'
 import { defineJob } from '../src/platform/job.ts'
-import { sweepOutbox } from '../src/platform/outbox.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { outboxSweepContract, sweepOutbox } from '../src/platform/outbox.ts'
 
-export const outboxSweepJob = defineJob({
-  queue: QueueName.OutboxSweep,
-  schema: z.object({ min_age_ms: z.number().int().min(0).optional() }),
+export const outboxSweepJob = defineJob(outboxSweepContract, {
   scheduler: { id: 'outbox-sweep', every: 60_000, payload: {} },
   async process({ min_age_ms }, _job, platform) {
-    const { JOBS } = await import('./index.ts') // the list includes this job: import it late
-    return { enqueued: await sweepOutbox(platform, JOBS, min_age_ms) }
+    return { enqueued: await sweepOutbox(platform, JOB_CONTRACTS, min_age_ms) }
   },
 })

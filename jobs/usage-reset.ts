@@ -1,14 +1,11 @@
 // usage-reset: at 00:00 UTC on the 1st, rolls monthly counters. Counters are keyed by month, so
 // a new month starts at 0 by itself; this job only prunes counters older than a year. Idempotent.
-import { z } from 'zod'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { usageResetContract } from '../src/invoice/job-contracts.ts'
 import { pruneBefore } from '../src/invoice/quota.ts'
 
-export const usageResetJob = defineJob({
-  queue: QueueName.UsageReset,
-  schema: z.object({}),
+export const usageResetJob = defineJob(usageResetContract, {
   scheduler: { id: 'usage-reset-monthly', pattern: '0 0 1 * *', payload: {} },
   async process(_payload, _job, platform) {
     const now = clock.now()

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Server } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { ALL_INDEXES, SERVICES, serviceByName, type ServiceDef } from './services.ts'
+import { ALL_INDEXES, SERVICES, serviceByName } from './services.ts'
+import type { ServiceDef } from './platform/service.ts'
 import { loadConfig, type Config } from './platform/config.ts'
 import { ensureInfra } from './platform/embedded/index.ts'
 import { logger } from './platform/logger.ts'
@@ -21,8 +22,11 @@ type Stopper = () => Promise<void>
 
 export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
   for (const q of svc.awaits) await platform.queues.listen(q)
-  const app = mountOps(svc.createApp(platform), platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
+  const { app, close } = svc.createApp(platform)
+  mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
+  // What the app holds (caches, subscribers) lives as long as the server that serves it.
+  server.once('close', () => void close())
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
   // Keep-alive longer than typical load balancers' idle timeout.
   server.keepAliveTimeout = 65_000

@@ -1,27 +1,12 @@
 // Every service the platform runs, and everything they need from MongoDB.
-import type Koa from 'koa'
 import { accountIndexes } from './platform/accounts.ts'
-import type { Service } from './platform/billing/plans.ts'
-import type { Config } from './platform/config.ts'
 import type { IndexSpec } from './platform/mongo.ts'
 import { outboxIndexes } from './platform/outbox.ts'
 import { billingIndexes } from './platform/billing/store.ts'
-import type { Platform } from './platform/platform.ts'
-import type { QueueName } from './platform/queue-names.ts'
+import type { ServiceDef } from './platform/service.ts'
 import { invoiceService } from './invoice/service.ts'
 import { flagsService } from './flags/service.ts'
 import { webhooksService } from './webhooks/service.ts'
-
-export interface ServiceDef {
-  name: Service
-  port(config: Config): number
-  /** Path prefix of the service's API as documented (the invoice base URL includes /api/v1). */
-  basePath: string
-  createApp(platform: Platform): Koa
-  indexes: IndexSpec[]
-  /** Queues whose job results this service's requests wait for (one QueueEvents each). */
-  awaits: QueueName[]
-}
 
 export const SERVICES: ServiceDef[] = [invoiceService, flagsService, webhooksService]
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { paymentReconcileJob } from '../jobs/payment-reconcile.ts'
 import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './billing-helpers.ts'
 import { call, get } from './helpers/http.ts'

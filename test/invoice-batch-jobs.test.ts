@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { invoicesExpireJob } from '../jobs/invoices-expire.ts'
 import { account, row, rows, submit, waitFinished } from './invoice-batch.helpers.ts'
 

@@ -6,7 +6,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { usageResetJob } from '../jobs/usage-reset.ts'
 
 const body = { items: [{ description: 'Monthly', quantity: 1, unit_price: 1 }] }

@@ -7,7 +7,7 @@ import { chromium } from 'playwright-core'
 import { JOBS } from '../jobs/index.ts'
 import { SERVICES } from '../src/services.ts'
 import { createRedis } from '../src/platform/redis.ts'
-import { QueueName } from '../src/platform/queue-names.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
 
@@ -200,7 +200,7 @@ describe('ops: OpenAPI documents and the docs page', () => {
   /** What each service's routers serve, read straight from @koa/router (HEAD is implied by GET). */
   function servedRoutes(name: string): Array<{ method: string; path: string }> {
     const svc = SERVICES.find((s) => s.name === name)!
-    const app = svc.createApp(sys.platform)
+    const { app, close } = svc.createApp(sys.platform)
     const out: Array<{ method: string; path: string }> = []
     for (const mw of app.middleware) {
       const router = (mw as { router?: Router }).router
@@ -208,6 +208,7 @@ describe('ops: OpenAPI documents and the docs page', () => {
         for (const m of layer.methods) if (m !== 'HEAD') out.push({ method: m.toLowerCase(), path: String(layer.path) })
       }
     }
+    void close()
     return out
   }
 

@@ -23,7 +23,8 @@ import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
-import { QueueName } from '../../src/platform/queue-names.ts'
+import { outboxSweepContract } from '../../src/platform/outbox.ts'
+import { captureForwardContract } from '../../src/webhooks/job-contracts.ts'
 import { startWorkers } from '../../workers/main.ts'
 import { fmt, load, startReference } from './lib/http-load.ts'
 
@@ -40,7 +41,7 @@ const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `benc
 const platform = await createPlatform({ config, redisUrl, mongoUrl, indexes: ALL_INDEXES })
 const server = await listen(platform, webhooksService, 0)
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-const workers = await startWorkers(platform, { queues: [QueueName.CaptureForward, QueueName.OutboxSweep] })
+const workers = await startWorkers(platform, { queues: [captureForwardContract.queue, outboxSweepContract.queue] })
 
 const { account, apiKey } = await createAccount(platform.db, 'webhooks', `bench-${Date.now()}@example.com`)
 await setPlan(platform.db, account._id, 'business')

@@ -1,11 +1,10 @@
 // The feature-flag service's Koa app (port 3002; paths include /api/v1 and /ofrep/v1). Each app
-// owns one flag cache (with its own Redis subscriber) and rate-limit connection, closed when its
-// HTTP server closes.
-import type Koa from 'koa'
-import { billingRouter } from '../platform/billing/routes.ts'
-import { createApp } from '../platform/http/app.ts'
+// owns one flag cache (with its own Redis subscriber) and rate-limit connection, released by the
+// ServiceApp's close() when the HTTP server serving it closes.
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
+import { createServiceApp } from '../platform/service-app.ts'
+import type { ServiceApp } from '../platform/service.ts'
 import { evaluateHotRoute } from './evaluate-fast-path.ts'
 import { evaluateRouter } from './evaluate-routes.ts'
 import { FlagCache } from './flag-cache.ts'
@@ -13,32 +12,23 @@ import { ofrepRouter } from './ofrep-routes.ts'
 import { flagsRouter } from './routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
 
-export function createFlagsApp(platform: Platform): Koa {
+export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
   const gate = evaluationGate(platform, cache)
-  const app = createApp({
+  const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
-    trustProxy: platform.config.TRUST_PROXY,
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
     hotRoutes: [evaluateHotRoute(cache, gate)],
+    routers: [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
-
-  for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit), billingRouter(platform, 'flags')]) {
-    app.use(router.routes()).use(router.allowedMethods())
-  }
-
-  // The cache's subscriber and timer live as long as the server that serves the app.
-  const listen = app.listen.bind(app) as (...args: unknown[]) => ReturnType<Koa['listen']>
-  app.listen = ((...args: unknown[]) => {
-    const server = listen(...args)
-    server.once('close', () => {
+  return {
+    app,
+    async close() {
       gate.close()
-      void cache.close()
-    })
-    return server
-  }) as Koa['listen']
-  return app
+      await cache.close()
+    },
+  }
 }

@@ -1,7 +1,7 @@
 // The management API (seeds/001): signup, projects (with SDK-key rotation) and flags. Every
 // change of a project's flags bumps its version and is published to every API replica's cache.
 import Router from '@koa/router'
-import { createAccount } from '../platform/accounts.ts'
+import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { FLAGS_LIMITS, type Plan } from '../platform/billing/plans.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { badRequest, HttpError, notFound, conflict } from '../platform/http/errors.ts'
@@ -15,7 +15,6 @@ import {
   createProjectSchema,
   flagPathSchema,
   projectPathSchema,
-  signupSchema,
   updateFlagSchema,
 } from './schema.ts'
 

@@ -1,7 +1,6 @@
 // Request schemas of the management API (signup, projects, flags). Rule bounds live here so that a
 // flag that passed validation is always cheap to evaluate.
 import { z } from 'zod'
-import { emailSchema } from '../platform/accounts.ts'
 
 export const MAX_RULES = 50
 export const MAX_CONDITIONS = 20
@@ -45,7 +44,6 @@ export const rulesSchema = z.array(rule).max(MAX_RULES)
 const flagName = z.string().trim().min(1).max(200)
 const defaultValue = z.string().max(MAX_VALUE_LENGTH)
 
-export const signupSchema = z.object({ body: z.object({ email: emailSchema }) })
 
 export const projectNameSchema = z.string().trim().min(1).max(100)
 

@@ -1,5 +1,5 @@
 // The feature-flag service as the CLI and tests see it.
-import type { ServiceDef } from '../services.ts'
+import type { ServiceDef } from '../platform/service.ts'
 import { createFlagsApp } from './app.ts'
 import { flagsServiceIndexes } from './indexes.ts'
 

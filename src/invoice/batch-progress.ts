@@ -4,11 +4,10 @@
 // row is done or failed, finish the batch exactly once and send its callback.
 import type { Platform } from '../platform/platform.ts'
 import { clock } from '../platform/clock.ts'
+import { enqueueMany } from '../platform/job.ts'
 import { enqueueDurably } from '../platform/outbox.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
-import { QueueName } from '../platform/queue-names.ts'
-import { BATCH_CHUNK_ROWS, chunkJobId, invoiceBatchRenderJob } from '../../jobs/invoice-batch-render.ts'
-import { invoiceBatchCallbackJob } from '../../jobs/invoice-batch-callback.ts'
+import { BATCH_CHUNK_ROWS, invoiceBatchCallbackContract, invoiceBatchRenderContract } from './job-contracts.ts'
 import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
 import { RENDER_FAILED } from './render-invoice.ts'
 import { invoices, markFailed } from './store.ts'
@@ -22,13 +21,11 @@ export async function enqueueRows(platform: Platform, batchId: string): Promise<
     .aggregate<{ row: number }>([{ $match: { batch_id: batchId, status: 'queued' } }, { $project: { _id: 0, row: 1 } }])
     .toArray()
   const starts = [...new Set(queued.map(({ row }) => row - (row % BATCH_CHUNK_ROWS)))].sort((a, b) => a - b)
-  const queue = platform.queues.queue(QueueName.InvoiceBatchRender)
-  const jobs = starts.map((from) => ({
-    name: invoiceBatchRenderJob.queue,
-    data: invoiceBatchRenderJob.schema.parse({ batch_id: batchId, from, to: from + BATCH_CHUNK_ROWS }),
-    opts: { ...invoiceBatchRenderJob.options, jobId: chunkJobId(batchId, from) },
-  }))
-  for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500))
+  await enqueueMany(
+    platform,
+    invoiceBatchRenderContract,
+    starts.map((from) => ({ payload: { batch_id: batchId, from, to: from + BATCH_CHUNK_ROWS } })),
+  )
   await markEnqueued(platform.db, batchId)
 }
 
@@ -44,7 +41,7 @@ async function failOrphans(platform: Platform, batchId: string): Promise<number>
       { $project: { _id: 1, job_id: 1 } },
     ])
     .toArray()
-  const queue = platform.queues.queue(QueueName.InvoiceBatchRender)
+  const queue = platform.queues.queue(invoiceBatchRenderContract.queue)
   const states = new Map<string, string>()
   let n = 0
   for (const { _id, job_id } of stuck) {
@@ -62,7 +59,7 @@ async function failOrphans(platform: Platform, batchId: string): Promise<number>
 async function enqueueCallback(platform: Platform, batch: BatchDoc): Promise<void> {
   if (!batch.callback || batch.callback.enqueued) return
   try {
-    await enqueueDurably(platform, invoiceBatchCallbackJob, { batch_id: batch._id }, batch._id)
+    await enqueueDurably(platform, invoiceBatchCallbackContract, { batch_id: batch._id })
   } catch (err) {
     if (!isDuplicateKey(err)) throw err // already in the outbox from an earlier try
   }

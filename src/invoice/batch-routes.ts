@@ -13,7 +13,6 @@ import { randomId } from '../platform/ids.ts'
 import { logger } from '../platform/logger.ts'
 import { enqueueDurably } from '../platform/outbox.ts'
 import type { Platform } from '../platform/platform.ts'
-import { invoiceBatchWatchJob } from '../../jobs/invoice-batch-watch.ts'
 import { batchArchive } from './archive.ts'
 import { bodyFormat, readBodyText, splitRows } from './batch-body.ts'
 import { advanceBatch, enqueueRows } from './batch-progress.ts'
@@ -21,6 +20,7 @@ import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, invoiceIdSchem
 import { batches, countRows, getBatch, insertBatch, rowCounts, rowStates, type BatchDoc } from './batch-store.ts'
 import { newCallbackSecret } from './callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
+import { invoiceBatchWatchContract } from './job-contracts.ts'
 import { release, reserve, used } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
 import { sendPdf } from './pdf-response.ts'
@@ -108,7 +108,7 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
     )
     // The watcher is what finishes the batch: it must survive a Redis outage, so it goes
     // through the outbox. With it recorded, the batch is safe: the rows below are a fast path.
-    await enqueueDurably(platform, invoiceBatchWatchJob, { batch_id: id }, id)
+    await enqueueDurably(platform, invoiceBatchWatchContract, { batch_id: id })
   } catch (err) {
     // Nothing was promised yet: undo, and give every unit back.
     await invoices(db).deleteMany({ batch_id: id }).catch(() => undefined)

@@ -7,7 +7,6 @@
 import { Binary, type Db } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
-import type { InvoiceDoc } from './store.ts'
 
 export interface PdfDoc {
   /** The invoice id. */
@@ -49,8 +48,8 @@ export async function insertPdfs(db: Db, docs: PdfDoc[]): Promise<void> {
   }
 }
 
-/** The PDF of a done invoice, wherever it was stored; null when it is gone (retention). */
-export async function storedPdf(db: Db, doc: InvoiceDoc): Promise<Buffer | null> {
+/** The PDF of a done invoice (its document), wherever it was stored; null when it is gone (retention). */
+export async function storedPdf(db: Db, doc: { _id: string; pdf?: Binary }): Promise<Buffer | null> {
   if (doc.pdf) return toBuffer(doc.pdf)
   const stored = await pdfs(db).findOne({ _id: doc._id })
   return stored ? toBuffer(stored.pdf) : null

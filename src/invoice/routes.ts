@@ -1,6 +1,6 @@
 // The invoice API (seeds/000): signup, invoice, usage, demo-invoice, subscribe.
 import Router from '@koa/router'
-import { createAccount } from '../platform/accounts.ts'
+import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { tooMany, unavailable } from '../platform/http/errors.ts'
 import { createLimiter } from '../platform/http/rate-limit.ts'
@@ -10,10 +10,10 @@ import { INVOICE_LIMITS } from '../platform/billing/plans.ts'
 import { randomId } from '../platform/ids.ts'
 import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
-import { invoiceRenderJob } from '../../jobs/invoice-render.ts'
 import { awaitInvoicePdf, listenForRender } from './await-invoice.ts'
+import { invoiceRenderContract } from './job-contracts.ts'
 import { release, reserve, used } from './quota.ts'
-import { demoInvoiceSchema, invoiceSchema, signupSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
+import { demoInvoiceSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
 import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
 import { subscribe } from './subscribers.ts'
 import { batchRoutes } from './batch-routes.ts'
@@ -44,7 +44,7 @@ async function renderNow(platform: Platform, kind: InvoiceKind, accountId: strin
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
   try {
-    await enqueue(platform, invoiceRenderJob, { invoice_id: id, request }, { jobId: id })
+    await enqueue(platform, invoiceRenderContract, { invoice_id: id, request })
   } catch {
     await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
     throw unavailable()

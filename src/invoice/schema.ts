@@ -1,7 +1,7 @@
 // Request schemas of the invoice API (DESIGN.md §7 rules). Shared by /invoice, /demo-invoice and
 // batches; the worker parses stored requests with the same schema.
 import { z } from 'zod'
-import { emailSchema } from '../platform/accounts.ts'
+import { signupSchema } from '../platform/accounts.ts'
 import { computeTotals } from './money.ts'
 
 export const ITEMS_REQUIRED = 'items is required and must be a non-empty array'
@@ -64,7 +64,6 @@ export const invoiceBodySchema = invoiceBody(MAX_ITEMS)
 export const demoInvoiceBodySchema = invoiceBody(MAX_DEMO_ITEMS)
 export type InvoiceRequest = z.infer<typeof invoiceBodySchema>
 
-export const signupSchema = z.object({ body: z.object({ email: emailSchema }) })
 export const subscribeSchema = signupSchema
 export const invoiceSchema = z.object({ body: invoiceBodySchema })
 export const demoInvoiceSchema = z.object({ body: demoInvoiceBodySchema })

@@ -1,6 +1,6 @@
 // The invoice service as the CLI and tests see it.
-import type { ServiceDef } from '../services.ts'
-import { QueueName } from '../platform/queue-names.ts'
+import type { ServiceDef } from '../platform/service.ts'
+import { invoiceRenderContract } from './job-contracts.ts'
 import { createInvoiceApp } from './app.ts'
 import { invoiceServiceIndexes } from './indexes.ts'
 
@@ -10,5 +10,5 @@ export const invoiceService: ServiceDef = {
   basePath: '/api/v1',
   createApp: createInvoiceApp,
   indexes: invoiceServiceIndexes,
-  awaits: [QueueName.InvoiceRender],
+  awaits: [invoiceRenderContract.queue],
 }

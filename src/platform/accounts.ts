@@ -38,6 +38,9 @@ export const emailSchema = z
   .max(254, { error: 'email must be at most 254 characters' })
   .pipe(z.email({ error: 'email must be a valid e-mail address' }))
 
+/** POST /signup of every service: `{email}`. */
+export const signupSchema = z.object({ body: z.object({ email: emailSchema }) })
+
 const accounts = (db: Db) => db.collection<Account>('accounts')
 
 export async function createAccount(db: Db, service: Service, email: string): Promise<{ account: Account; apiKey: string }> {

@@ -1,17 +1,33 @@
-// What a job is: a queue, a payload schema shared by producer and worker, options, a processor.
-// Producers call enqueue(); the worker registry validates the payload again before processing.
+// The platform's job API. A job contract (queue, payload schema, options, id scheme) is owned by
+// the domain that produces the job and imported by both sides: producers enqueue through
+// enqueue()/enqueueMany() here, and a processor in jobs/ pairs the contract with its work
+// (defineJob). The worker registry validates the payload again with the same schema.
 import type { Job, JobsOptions } from 'bullmq'
 import { UnrecoverableError } from 'bullmq'
 import type { z } from 'zod'
 import type { Config } from './config.ts'
 import type { Platform } from './platform.ts'
-import type { QueueName } from './queue-names.ts'
 
-export interface JobDefinition<S extends z.ZodType = z.ZodType> {
-  queue: QueueName
+export interface JobContract<S extends z.ZodType = z.ZodType> {
+  /** Queue name, one job kind per queue (DESIGN.md §5). */
+  queue: string
+  /** Payload schema, checked by the producer before enqueueing and by the worker before processing. */
   schema: S
   /** Options for every job of this kind (attempts, backoff, priority...). */
   options?: JobsOptions
+  /**
+   * The job id for a payload, when the job has a natural one: it is the idempotency key (a second
+   * enqueue of the same id adds nothing) and what waiters and the outbox look the job up by.
+   */
+  id?(payload: z.infer<S>): string
+}
+
+export function defineJobContract<S extends z.ZodType>(contract: JobContract<S>): JobContract<S> {
+  return contract
+}
+
+/** The worker side of a job: what runs it, how many at once, and whether it repeats. */
+export interface JobProcessor<S extends z.ZodType = z.ZodType> {
   /** Default worker concurrency for this queue (overridable per process), fixed or from the config. */
   concurrency?: number | ((config: Config) => number)
   /** Repeatable work: a job scheduler upserted when a worker for this queue starts. */
@@ -19,18 +35,46 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   process(payload: z.infer<S>, job: Job, platform: Platform): Promise<unknown>
 }
 
-export function defineJob<S extends z.ZodType>(def: JobDefinition<S>): JobDefinition<S> {
-  return def
+export type JobDefinition<S extends z.ZodType = z.ZodType> = JobContract<S> & JobProcessor<S>
+
+/** Pair a domain's contract with its processor (jobs/ holds one per file). */
+export function defineJob<S extends z.ZodType>(contract: JobContract<S>, processor: JobProcessor<S>): JobDefinition<S> {
+  return { ...contract, ...processor }
 }
 
+/** What enqueueMany takes per job. */
+export interface JobEntry<S extends z.ZodType> {
+  payload: z.infer<S>
+  opts?: JobsOptions
+}
+
+/** BullMQ's addBulk is one MULTI: keep each bounded. */
+const BULK_SIZE = 500
+
+function prepare<S extends z.ZodType>(contract: JobContract<S>, payload: z.infer<S>, opts: JobsOptions = {}) {
+  const data = contract.schema.parse(payload)
+  const jobId = opts.jobId ?? contract.id?.(data)
+  return { name: contract.queue, data, opts: { ...contract.options, ...opts, ...(jobId === undefined ? {} : { jobId }) } }
+}
+
+/** Add one job. Throws when Redis is unreachable: callers that must not lose it use the outbox. */
 export async function enqueue<S extends z.ZodType>(
   platform: Platform,
-  def: JobDefinition<S>,
+  contract: JobContract<S>,
   payload: z.infer<S>,
   opts: JobsOptions = {},
 ): Promise<Job> {
-  const data = def.schema.parse(payload)
-  return platform.queues.queue(def.queue).add(def.queue, data, { ...def.options, ...opts })
+  const { name, data, opts: jobOpts } = prepare(contract, payload, opts)
+  return platform.queues.queue(contract.queue).add(name, data, jobOpts)
+}
+
+/** Add many jobs of one kind, in bounded bulk commands. Ids make a repeated call add nothing new. */
+export async function enqueueMany<S extends z.ZodType>(platform: Platform, contract: JobContract<S>, entries: JobEntry<S>[]): Promise<Job[]> {
+  const queue = platform.queues.queue(contract.queue)
+  const jobs = entries.map((e) => prepare(contract, e.payload, e.opts))
+  const added: Job[] = []
+  for (let i = 0; i < jobs.length; i += BULK_SIZE) added.push(...(await queue.addBulk(jobs.slice(i, i + BULK_SIZE))))
+  return added
 }
 
 /** Throw for failures that retrying cannot fix (bad input): BullMQ skips remaining attempts. */

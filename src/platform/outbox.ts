@@ -2,17 +2,16 @@
 // MongoDB first, then enqueued; the outbox-sweep job re-enqueues whatever was not. Job ids are the
 // idempotency keys, and processors check MongoDB state, so a double enqueue does no double work.
 import type { Db } from 'mongodb'
-import type { z } from 'zod'
 import { clock } from './clock.ts'
-import { enqueue, type JobDefinition } from './job.ts'
+import { z } from 'zod'
+import { defineJobContract, enqueue, type JobContract } from './job.ts'
 import { logger } from './logger.ts'
 import type { IndexSpec } from './mongo.ts'
 import type { Platform } from './platform.ts'
-import type { QueueName } from './queue-names.ts'
 
 interface OutboxDoc {
   _id: string // queue:jobId
-  queue: QueueName
+  queue: string
   job_id: string
   payload: unknown
   opts: { delay?: number; priority?: number }
@@ -24,29 +23,41 @@ export const outboxIndexes: IndexSpec = { collection: 'outbox', indexes: [{ key:
 
 const outbox = (db: Db) => db.collection<OutboxDoc>('outbox')
 
-/** Record, then enqueue; on enqueue failure the record stays for the sweep. Never throws for Redis. */
+/** The outbox sweep's own job: every minute (a scheduler), re-enqueue what is still recorded. */
+export const outboxSweepContract = defineJobContract({
+  queue: 'outbox-sweep',
+  schema: z.object({ min_age_ms: z.number().int().min(0).optional() }),
+})
+
+/**
+ * Record, then enqueue; on enqueue failure the record stays for the sweep. Never throws for Redis.
+ * The job id is `jobId`, else the contract's id for the payload: an outbox entry needs one.
+ */
 export async function enqueueDurably<S extends z.ZodType>(
   platform: Platform,
-  def: JobDefinition<S>,
+  contract: JobContract<S>,
   payload: z.infer<S>,
-  jobId: string,
-  opts: { delay?: number; priority?: number } = {},
+  opts: { jobId?: string; delay?: number; priority?: number } = {},
 ): Promise<boolean> {
-  const _id = `${def.queue}:${jobId}`
-  await outbox(platform.db).insertOne({ _id, queue: def.queue, job_id: jobId, payload: def.schema.parse(payload), opts, created_at: clock.now(), attempts: 0 })
+  const { jobId: explicitId, ...jobOpts } = opts
+  const data = contract.schema.parse(payload)
+  const jobId = explicitId ?? contract.id?.(data)
+  if (jobId === undefined) throw new Error(`enqueueDurably: ${contract.queue} jobs need a job id`)
+  const _id = `${contract.queue}:${jobId}`
+  await outbox(platform.db).insertOne({ _id, queue: contract.queue, job_id: jobId, payload: data, opts: jobOpts, created_at: clock.now(), attempts: 0 })
   try {
-    await enqueue(platform, def, payload, { ...opts, jobId })
+    await enqueue(platform, contract, data, { ...jobOpts, jobId })
     await outbox(platform.db).deleteOne({ _id })
     return true
   } catch (err) {
-    logger.warn({ queue: def.queue, jobId, err: (err as Error).message }, 'enqueue failed; left in outbox')
+    logger.warn({ queue: contract.queue, jobId, err: (err as Error).message }, 'enqueue failed; left in outbox')
     return false
   }
 }
 
-/** Re-enqueue outbox entries older than `minAgeMs`. */
-export async function sweepOutbox(platform: Platform, defs: JobDefinition[], minAgeMs = 5_000, max = 500): Promise<number> {
-  const byQueue = new Map(defs.map((d) => [d.queue, d]))
+/** Re-enqueue outbox entries older than `minAgeMs`, each through its queue's contract. */
+export async function sweepOutbox(platform: Platform, contracts: JobContract[], minAgeMs = 5_000, max = 500): Promise<number> {
+  const byQueue = new Map(contracts.map((c) => [c.queue, c]))
   const cutoff = new Date(clock.nowMs() - minAgeMs)
   const docs = await outbox(platform.db).find({ created_at: { $lt: cutoff } }).sort({ created_at: 1 }).limit(max).toArray()
   let n = 0

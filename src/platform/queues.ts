@@ -4,7 +4,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { logger } from './logger.ts'
-import type { QueueName } from './queue-names.ts'
 import { createRedis } from './redis.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
@@ -18,8 +17,8 @@ export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event:
 type Waiter = (s: JobSettled) => void
 
 export class QueueRegistry {
-  private readonly queues = new Map<QueueName, Queue>()
-  private readonly events = new Map<QueueName, { ev: QueueEvents; conn: Redis }>()
+  private readonly queues = new Map<string, Queue>()
+  private readonly events = new Map<string, { ev: QueueEvents; conn: Redis }>()
   private readonly waiters = new Map<string, Set<Waiter>>()
 
   constructor(
@@ -29,7 +28,7 @@ export class QueueRegistry {
     private readonly producer: Redis,
   ) {}
 
-  queue(name: QueueName): Queue {
+  queue(name: string): Queue {
     let q = this.queues.get(name)
     if (!q) {
       q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS })
@@ -40,7 +39,7 @@ export class QueueRegistry {
   }
 
   /** Start listening for completions of `name` (call at start for queues whose results are awaited). */
-  async listen(name: QueueName): Promise<void> {
+  async listen(name: string): Promise<void> {
     if (this.events.has(name)) return
     const conn = createRedis(this.redisUrl, 'blocking')
     const ev = new QueueEvents(name, {
@@ -55,7 +54,7 @@ export class QueueRegistry {
     await ev.waitUntilReady()
   }
 
-  private settle(name: QueueName, jobId: string, s: JobSettled): void {
+  private settle(name: string, jobId: string, s: JobSettled): void {
     const set = this.waiters.get(`${name}:${jobId}`)
     if (!set) return
     for (const w of set) w(s)
@@ -65,7 +64,7 @@ export class QueueRegistry {
    * Resolve with the next completed/failed event of the job, or null after timeoutMs.
    * A null is not a verdict: callers look the result up in MongoDB, the source of truth.
    */
-  nextSettled(name: QueueName, jobId: string, timeoutMs: number): Promise<JobSettled | null> {
+  nextSettled(name: string, jobId: string, timeoutMs: number): Promise<JobSettled | null> {
     if (!this.events.has(name)) throw new Error(`queue ${name} is not listened to in this process`)
     const key = `${name}:${jobId}`
     return new Promise((resolve) => {

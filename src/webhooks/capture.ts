@@ -4,7 +4,7 @@
 // endpoint's configured response. Forwarding is a job, enqueued durably; nothing slow runs here.
 import type { Context, Next } from 'koa'
 import { readRawBody } from '../platform/http/raw-body.ts'
-import { scheduleForward } from '../../jobs/capture-forward.ts'
+import { scheduleForward } from './forward-schedule.ts'
 import { getAccount } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { clock } from '../platform/clock.ts'

@@ -1,6 +1,6 @@
 // One forward attempt of a captured request: send it (same method, headers minus hop-by-hop,
 // exact body) to the endpoint's forward URL + sub-path + query through safe-fetch, record the
-// attempt, update the delivery state. The retry schedule lives in jobs/capture-forward.ts.
+// attempt, update the delivery state. The retry schedule lives in forward-schedule.ts.
 import type { Platform } from '../platform/platform.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { getAccount } from '../platform/accounts.ts'

@@ -2,8 +2,8 @@
 // requests (list, read, raw body), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { scheduleForward } from '../../jobs/capture-forward.ts'
-import { createAccount, type Account } from '../platform/accounts.ts'
+import { scheduleForward } from './forward-schedule.ts'
+import { createAccount, signupSchema, type Account } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { clock } from '../platform/clock.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
@@ -18,7 +18,7 @@ import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointD
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
 import { replayNow } from './replay.ts'
-import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, signupSchema, verifySchema } from './schema.ts'
+import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
 import { verifySignature } from './verify.ts'
 
 export const SAVE_KEY_MESSAGE = 'Save your API key now: it is shown only once and cannot be recovered.'

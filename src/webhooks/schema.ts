@@ -1,12 +1,10 @@
 // Request schemas of the webhook-capture management API (routes.ts). Tokens are not validated
 // here: an unknown or malformed token is simply not found (404).
 import { z } from 'zod'
-import { emailSchema } from '../platform/accounts.ts'
 import { SCHEMES } from './verify.ts'
 
 const headerValue = /^[\t\x20-\x7e]*$/
 
-export const signupSchema = z.object({ body: z.object({ email: emailSchema }) })
 
 export const createEndpointSchema = z.object({
   body: z

@@ -1,7 +1,7 @@
 // The webhook-capture service as the CLI and tests see it. Its base address is the host root:
 // /api/v1 (management), /hook/ (capture) and /inspect/ (page) all hang off it.
-import type { ServiceDef } from '../services.ts'
-import { QueueName } from '../platform/queue-names.ts'
+import type { ServiceDef } from '../platform/service.ts'
+import { captureReplayContract } from './job-contracts.ts'
 import { createWebhooksApp } from './app.ts'
 import { webhooksServiceIndexes } from './indexes.ts'
 
@@ -11,5 +11,5 @@ export const webhooksService: ServiceDef = {
   basePath: '',
   createApp: createWebhooksApp,
   indexes: webhooksServiceIndexes,
-  awaits: [QueueName.CaptureReplay],
+  awaits: [captureReplayContract.queue],
 }

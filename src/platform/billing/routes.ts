@@ -10,7 +10,7 @@ import type { Platform } from '../platform.ts'
 import { createCheckout } from './checkout.ts'
 import type { Service } from './plans.ts'
 import { checkoutSchema } from './schema.ts'
-import { stripeWebhook } from './stripe-webhook.ts'
+import { WEBHOOK_PATH, stripeWebhook } from './stripe-webhook.ts'
 
 const PUBLIC_URL = { invoice: 'INVOICE_PUBLIC_URL', flags: 'FLAGS_PUBLIC_URL', webhooks: 'WEBHOOKS_PUBLIC_URL' } as const
 
@@ -27,10 +27,13 @@ function page(ctx: Context, title: string, message: string) {
     `<body style="font-family:system-ui,sans-serif;max-width:36em;margin:4em auto"><h1>${title}</h1><p id="status">${message}</p></body></html>`
 }
 
-export function billingRouter(platform: Platform, service: Service): Router {
-  const router = new Router({ prefix: '/api/v1' })
+/** Paths whose body billing reads itself (Stripe signs the exact bytes it sends). */
+export const BILLING_RAW_PATHS = [WEBHOOK_PATH]
 
-  router.post('/checkout', requireApiKey(platform, service), validate(checkoutSchema), async (ctx) => {
+export function billingRouter(platform: Platform, service: Service): Router {
+  const router = new Router()
+
+  router.post('/api/v1/checkout', requireApiKey(platform, service), validate(checkoutSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { plan } = input(ctx, checkoutSchema).body
     if (account.plan === plan) throw conflict(`Account is already on the ${plan} plan`)
@@ -38,12 +41,12 @@ export function billingRouter(platform: Platform, service: Service): Router {
     ctx.body = { checkout_url: url, plan }
   })
 
-  router.post('/billing/stripe-webhook', stripeWebhook(platform, service))
+  router.post(WEBHOOK_PATH, stripeWebhook(platform, service))
 
-  router.get('/billing/success', (ctx) =>
+  router.get('/api/v1/billing/success', (ctx) =>
     page(ctx, 'Payment received', 'Thank you. Your new plan is applied as soon as the payment is confirmed, usually within seconds. Your API key stays the same.'),
   )
-  router.get('/billing/cancel', (ctx) => page(ctx, 'Checkout cancelled', 'No payment was made and your plan is unchanged.'))
+  router.get('/api/v1/billing/cancel', (ctx) => page(ctx, 'Checkout cancelled', 'No payment was made and your plan is unchanged.'))
 
   return router
 }

@@ -7,8 +7,8 @@ import { badRequest } from '../http/errors.ts'
 import { readRawBody } from '../http/raw-body.ts'
 import { enqueueDurably } from '../outbox.ts'
 import type { Platform } from '../platform.ts'
-import { paymentReconcileJob, type PaymentReconcilePayload } from '../../../jobs/payment-reconcile.ts'
 import { paymentUnavailable } from './checkout.ts'
+import { paymentReconcileContract, type PaymentReconcilePayload } from './job-contracts.ts'
 import type { Service } from './plans.ts'
 import { forgetEvent, recordEvent } from './store.ts'
 import type { Stripe } from './stripe-client.ts'
@@ -57,7 +57,7 @@ export function stripeWebhook(platform: Platform, service: Service) {
     }
     try {
       // Safe for BullMQ job ids (no ':'): one job per event per service.
-      await enqueueDurably(platform, paymentReconcileJob, action, `evt-${service}-${event.id}`)
+      await enqueueDurably(platform, paymentReconcileContract, action, { jobId: `evt-${service}-${event.id}` })
     } catch (err) {
       // Not recorded anywhere durable: let Stripe's redelivery try again.
       await forgetEvent(platform.db, service, event.id).catch(() => undefined)

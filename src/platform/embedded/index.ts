@@ -5,6 +5,7 @@ import { startMongoEngine } from './mongo-engine.ts'
 import { startRedisServer } from './redis-server.ts'
 import type { StartedChild } from './child.ts'
 import { startStripeSimulator } from '../billing/simulator/server.ts'
+import { WEBHOOK_PATH } from '../billing/stripe-webhook.ts'
 
 export interface Infra {
   redisUrl: string
@@ -52,5 +53,5 @@ export async function ensureInfra(config: Config): Promise<Infra> {
 /** Every service's Stripe webhook on this host (Stripe sends each event to every endpoint). */
 function webhookUrls(config: Config): string[] {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
-  return [config.INVOICE_PORT, config.FLAGS_PORT, config.WEBHOOKS_PORT].map((p) => `http://${host}:${p}/api/v1/billing/stripe-webhook`)
+  return [config.INVOICE_PORT, config.FLAGS_PORT, config.WEBHOOKS_PORT].map((p) => `http://${host}:${p}${WEBHOOK_PATH}`)
 }

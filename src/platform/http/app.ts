@@ -163,7 +163,7 @@ export interface AppOptions {
   service: string
   /** Max JSON body size (e.g. '1mb'). */
   jsonLimit?: string
-  /** Paths whose body is not parsed as JSON (raw capture, signed webhooks parse their own). */
+  /** Paths whose body is not parsed as JSON (raw capture, signed webhooks read their own). */
   rawPath?: (path: string) => boolean
   trustProxy?: boolean
   /**
@@ -176,9 +176,7 @@ export interface AppOptions {
 export function createApp(opts: AppOptions): Koa {
   const app = new Koa({ proxy: opts.trustProxy ?? false })
   app.silent = true
-  const custom = opts.rawPath ?? (() => false)
-  // Stripe signs the exact bytes it sends: its webhook (billing/stripe-webhook.ts) reads them itself.
-  const raw = (p: string) => p === '/api/v1/billing/stripe-webhook' || custom(p)
+  const raw = opts.rawPath ?? (() => false)
   const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))

@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa'
 import { findAccountByKey, type Account } from '../accounts.ts'
 import type { Service } from '../billing/plans.ts'
 import type { Platform } from '../platform.ts'
-import { HttpError } from './errors.ts'
+import { unauthorized } from './errors.ts'
 
 export const UNAUTHORIZED = 'Unauthorized: invalid or missing API key'
 
@@ -17,7 +17,7 @@ export function requireApiKey(platform: Platform, service: Service) {
   return async (ctx: Context, next: Next) => {
     const token = bearerToken(ctx)
     const account = token ? await findAccountByKey(platform.db, service, token) : null
-    if (!account) throw new HttpError(401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' })
+    if (!account) throw unauthorized(UNAUTHORIZED)
     ctx.state.account = account
     await next()
   }

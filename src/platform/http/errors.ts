@@ -12,6 +12,13 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (msg: string, extra?: Record<string, unknown>) => new HttpError(400, msg, {}, extra)
+/** 401 with the challenge a client should answer (`Bearer`, or Basic for browser prompts). */
+export const unauthorized = (msg: string, challenge = 'Bearer') => new HttpError(401, msg, { 'WWW-Authenticate': challenge })
+export const payloadTooLarge = (msg = 'Request body too large') => new HttpError(413, msg)
+export const unsupportedMediaType = (msg: string) => new HttpError(415, msg)
+/** A third party the request depended on failed (502) or did not answer in time (504). */
+export const badGateway = (msg: string) => new HttpError(502, msg)
+export const gatewayTimeout = (msg: string) => new HttpError(504, msg)
 export const notFound = (msg = 'Not found') => new HttpError(404, msg)
 export const conflict = (msg: string) => new HttpError(409, msg)
 export const forbidden = (msg: string) => new HttpError(403, msg)

@@ -3,7 +3,7 @@
 // request is drained so the client sees that answer instead of a connection reset.
 import type { Context } from 'koa'
 import getRawBody from 'raw-body'
-import { HttpError } from './errors.ts'
+import { badRequest, payloadTooLarge } from './errors.ts'
 
 export async function readRawBody(ctx: Context, maxBytes: number, tooLargeMessage = 'Request body too large'): Promise<Buffer> {
   const declared = ctx.get('content-length')
@@ -12,7 +12,7 @@ export async function readRawBody(ctx: Context, maxBytes: number, tooLargeMessag
   } catch (err) {
     if ((err as { type?: string }).type === 'entity.too.large') {
       ctx.req.resume()
-      throw new HttpError(413, tooLargeMessage)
+      throw payloadTooLarge(tooLargeMessage)
     }
     throw err
   }
@@ -31,7 +31,7 @@ export function readSmallBody(ctx: Context, maxBytes: number, tooLargeMessage = 
   const length = declared === undefined ? -1 : Number(declared)
   if (length > maxBytes) {
     req.resume()
-    return Promise.reject(new HttpError(413, tooLargeMessage))
+    return Promise.reject(payloadTooLarge(tooLargeMessage))
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -43,20 +43,20 @@ export function readSmallBody(ctx: Context, maxBytes: number, tooLargeMessage = 
       size += chunk.length
       if (size <= maxBytes) return void chunks.push(chunk)
       settled = true
-      reject(new HttpError(413, tooLargeMessage))
+      reject(payloadTooLarge(tooLargeMessage))
     })
     req.on('end', () => {
       if (settled) return
       settled = true
-      if (length >= 0 && size !== length) reject(new HttpError(400, 'request size did not match content length'))
+      if (length >= 0 && size !== length) reject(badRequest('request size did not match content length'))
       else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
     })
     // 'close' also follows every complete body: only one that comes first means the client left.
     req.on('error', () => {
-      if (!settled) (settled = true), reject(new HttpError(400, 'request aborted'))
+      if (!settled) (settled = true), reject(badRequest('request aborted'))
     })
     req.on('close', () => {
-      if (!settled) (settled = true), reject(new HttpError(400, 'request aborted'))
+      if (!settled) (settled = true), reject(badRequest('request aborted'))
     })
   })
 }

@@ -4,7 +4,7 @@
 import type { Context } from 'koa'
 import { timingSafeEqual } from 'node:crypto'
 import { sha256 } from '../ids.ts'
-import { HttpError } from '../http/errors.ts'
+import { unauthorized } from '../http/errors.ts'
 
 export const ADMIN_UNAUTHORIZED = 'Unauthorized: admin token required'
 
@@ -30,6 +30,6 @@ export function isAdmin(ctx: Context, token: string): boolean {
 
 export function requireAdmin(ctx: Context, token: string): void {
   if (!isAdmin(ctx, token)) {
-    throw new HttpError(401, ADMIN_UNAUTHORIZED, { 'WWW-Authenticate': 'Basic realm="queueworks admin", charset="UTF-8"' })
+    throw unauthorized(ADMIN_UNAUTHORIZED, 'Basic realm="queueworks admin", charset="UTF-8"')
   }
 }

@@ -5,17 +5,16 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
 import { KoaAdapter } from '@bull-board/koa'
 import type { Middleware } from 'koa'
 import type { Platform } from '../platform.ts'
-import { ALL_QUEUES } from '../queue-names.ts'
 import { requireAdmin } from './admin-auth.ts'
 
 export const ADMIN_BASE = '/admin/queues'
 
-export function adminDashboard(platform: Platform): Middleware {
+export function adminDashboard(platform: Platform, queues: string[]): Middleware {
   const token = platform.config.ADMIN_TOKEN
   if (!token) return (_ctx, next) => next()
   const adapter = new KoaAdapter().setBasePath(ADMIN_BASE)
   createBullBoard({
-    queues: ALL_QUEUES.map((name) => new BullMQAdapter(platform.queues.queue(name))),
+    queues: queues.map((name) => new BullMQAdapter(platform.queues.queue(name))),
     // @bull-board/koa pins its own copy of @bull-board/api; the shapes agree at runtime.
     serverAdapter: adapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
     options: { uiConfig: { boardTitle: 'queueworks' } },

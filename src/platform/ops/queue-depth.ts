@@ -4,12 +4,11 @@
 import { Gauge } from 'prom-client'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
-import { ALL_QUEUES } from '../queue-names.ts'
 import { registry } from './metrics.ts'
 
 export const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'waiting-children', 'completed', 'failed'] as const
 
-let source: Platform | null = null
+let source: { platform: Platform; queues: string[] } | null = null
 
 new Gauge({
   name: 'queue_jobs',
@@ -18,10 +17,10 @@ new Gauge({
   registers: [registry],
   async collect() {
     this.reset()
-    const platform = source
-    if (!platform) return
+    if (!source) return
+    const { platform, queues } = source
     await Promise.all(
-      ALL_QUEUES.map(async (name) => {
+      queues.map(async (name) => {
         try {
           const counts = await platform.queues.queue(name).getJobCounts(...QUEUE_STATES)
           for (const state of QUEUE_STATES) this.set({ queue: name, state }, counts[state] ?? 0)
@@ -35,6 +34,6 @@ new Gauge({
 })
 
 /** Make this process the one that exports queue depth (the last platform given wins). */
-export function exportQueueDepth(platform: Platform): void {
-  source = platform
+export function exportQueueDepth(platform: Platform, queues: string[]): void {
+  source = { platform, queues }
 }

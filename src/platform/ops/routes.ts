@@ -15,7 +15,8 @@ import { exportQueueDepth } from './queue-depth.ts'
 
 export interface OpsOptions {
   service: string
-  /** Every job definition: readiness checks that their schedulers exist. */
+  /** Every job definition: readiness checks that their schedulers exist; the dashboard and
+   * queue-depth metrics list their queues. */
   jobs: JobDefinition[]
   /** API services get docs and the dashboard; a worker process only health and metrics. */
   api?: { basePath: string }
@@ -57,8 +58,9 @@ function opsRouter(platform: Platform, app: Koa, opts: OpsOptions): Router {
 /** Add the ops endpoints after the app's own routes (they only answer paths nothing else took). */
 export function mountOps(app: Koa, platform: Platform, opts: OpsOptions): Koa {
   installMetricHooks()
-  if (platform.config.QUEUE_METRICS) exportQueueDepth(platform)
-  if (opts.api) app.use(adminDashboard(platform))
+  const queues = opts.jobs.map((j) => j.queue)
+  if (platform.config.QUEUE_METRICS) exportQueueDepth(platform, queues)
+  if (opts.api) app.use(adminDashboard(platform, queues))
   const router = opsRouter(platform, app, opts)
   app.use(router.routes()).use(router.allowedMethods())
   return app

@@ -1,0 +1,41 @@
+// Waiting (bounded) for the outcome of a job a request enqueued: the ingress side of invoice
+// rendering and webhook replay. The outcome is read from MongoDB, the source of truth; the queue's
+// completion events only wake the waiter, so a lost or trimmed event costs at most one poll.
+import type { Platform } from './platform.ts'
+
+const POLL_MS = 1_000
+
+export interface AwaitOutcomeOptions<T> {
+  queue: string
+  jobId: string
+  /** Wall-clock bound on the whole wait. */
+  timeoutMs: number
+  /** The job's outcome as stored, or undefined while it is still pending. */
+  read(): Promise<T | undefined>
+  /**
+   * A wait begun before the job was enqueued (listenForOutcome): saves a read of a document that
+   * is certainly still pending, which on a latency path competes with the worker's own reads.
+   */
+  firstWait?: Promise<unknown>
+}
+
+/** Start listening for the job's next completion before enqueueing it (see firstWait). */
+export function listenForOutcome(platform: Platform, queue: string, jobId: string, timeoutMs: number): Promise<unknown> {
+  return platform.queues.nextSettled(queue, jobId, Math.min(timeoutMs, POLL_MS))
+}
+
+/** The outcome, or undefined when the time ran out with the job still pending. */
+export async function awaitOutcome<T>(platform: Platform, opts: AwaitOutcomeOptions<T>): Promise<T | undefined> {
+  const deadline = Date.now() + opts.timeoutMs
+  if (opts.firstWait) await opts.firstWait
+  for (;;) {
+    // Listen before reading, so a job that settles between the read and the wait still wakes us
+    // (otherwise a fast job could cost a whole poll interval).
+    const left = deadline - Date.now()
+    const settled = left > 0 ? platform.queues.nextSettled(opts.queue, opts.jobId, Math.min(left, POLL_MS)) : null
+    const outcome = await opts.read()
+    if (outcome !== undefined) return outcome
+    if (!settled) return undefined
+    await settled
+  }
+}
