@@ -17,6 +17,7 @@ import { captureKey, captures, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
 import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
+import { protectUntrusted } from './untrusted-response.ts'
 
 export const MAX_CAPTURE_BYTES = 25 * 1024 * 1024
 export const ENDPOINT_NOT_FOUND = 'Endpoint not found'
@@ -58,6 +59,8 @@ export function captureMiddleware(platform: Platform) {
     }
     const token = m[1]!
     ctx.state.route = '/hook/:token'
+    // Set first, so error answers (404, 413, 429) carry it as well as the configured response.
+    protectUntrusted(ctx)
     if (ctx.method === 'OPTIONS') {
       // Preflights of browser-sent test requests: answered, not stored.
       ctx.status = 204
