@@ -151,6 +151,8 @@
       copy,
       curlPre,
     )
+    // One column on a phone: the details are below the list, so bring them on screen.
+    if (matchMedia('(max-width: 700px)').matches) detailEl.scrollIntoView({ block: 'start' })
   }
 
   function addRequests(list) {
