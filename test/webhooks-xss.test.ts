@@ -66,6 +66,36 @@ describe('webhooks: captured and configured content never runs where keys live (
     })
   }
 
+  it('the inspection page loads no script or stylesheet but its own, not even a capture URL of this origin', async () => {
+    // A capture URL answering JavaScript and CSS: under `script-src 'self'` markup injected into the
+    // page (by a future rendering bug) could load it as code. The page's nonce policy refuses it.
+    const js = await createEndpoint(sys, attackerKey, { response_content_type: 'text/javascript', response_body: 'window.__pwned = document.title' })
+    const css = await createEndpoint(sys, attackerKey, { response_content_type: 'text/css', response_body: 'body { background: rgb(255, 0, 0) }' })
+    const page = await victimTab()
+    // Each element reports whether it loaded or was refused (a CSP refusal fires `error`).
+    const outcome = await page.evaluate(
+      ([jsUrl, cssUrl]) =>
+        Promise.all(
+          [Object.assign(document.createElement('script'), { src: jsUrl }), Object.assign(document.createElement('link'), { rel: 'stylesheet', href: cssUrl })].map(
+            (e) =>
+              new Promise<string>((resolve) => {
+                e.addEventListener('load', () => resolve('loaded'))
+                e.addEventListener('error', () => resolve('refused'))
+                document.head.append(e)
+              }),
+          ),
+        ),
+      [js.url, css.url],
+    )
+    assert.deepEqual(outcome, ['refused', 'refused'])
+    assert.equal(await page.evaluate(() => (window as any).__pwned), undefined)
+    assert.notEqual(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 0, 0)')
+    // The page itself still works under its policy: its script ran and its stylesheet applied.
+    assert.ok((await page.locator('#requests li').count()) > 0)
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('header')!).display), 'flex')
+    await page.close()
+  })
+
   it('a key kept in sessionStorage by an earlier version of the page is wiped, and a reload asks for the key again', async () => {
     const page = await victimTab()
     await page.evaluate((k) => sessionStorage.setItem(`wv-key:${document.body.dataset.token}`, k), victimKey)
