@@ -3,7 +3,7 @@ import { chromium, type Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { capture, createEndpoint, signup } from './webhooks.helpers.ts'
-import { INSPECT_CSP } from '../src/webhooks/inspect.ts'
+import { inspectCsp } from '../src/webhooks/inspect.ts'
 
 describe('webhooks: inspection page (Debian chromium)', function () {
   this.timeout(90_000)
@@ -28,8 +28,13 @@ describe('webhooks: inspection page (Debian chromium)', function () {
   it('serves the page with a strict CSP, escaped, and its script as a separate file; unknown token → 404', async () => {
     const r = await get(ep.inspect_url)
     assert.equal(r.status, 200)
-    assert.equal(r.headers.get('content-security-policy'), INSPECT_CSP)
-    assert.match(INSPECT_CSP, /script-src 'self';/)
+    const csp = r.headers.get('content-security-policy')!
+    const nonce = /script-src 'nonce-([A-Za-z0-9+/=]{24})';/.exec(csp)?.[1]
+    assert.ok(nonce, csp)
+    assert.equal(csp, inspectCsp(nonce))
+    assert.ok(r.text.includes(`<script src="/static/inspect.js" nonce="${nonce}" defer></script>`))
+    // A fresh nonce per response.
+    assert.notEqual((await get(ep.inspect_url)).headers.get('content-security-policy'), csp)
     assert.ok(!/<script>/.test(r.text), 'no inline script')
     assert.ok(r.text.includes('&#60;b&#62;my&#60;/b&#62; endpoint'))
     assert.ok(!r.text.includes(key))

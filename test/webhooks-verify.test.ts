@@ -4,6 +4,7 @@ import { sign as githubSign, verify as githubVerify } from '@octokit/webhooks-me
 import { Paddle } from '@paddle/paddle-node-sdk'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import Stripe from 'stripe'
+import { Webhook as SvixWebhook } from 'svix'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
@@ -122,6 +123,43 @@ describe('webhooks: signature verification', () => {
     )
     assert.equal(stale.json.valid, false)
     assert.match(stale.json.reason, /outside the sender's tolerance/)
+  })
+
+  it('Svix (svix-id, svix-timestamp, svix-signature): valid, signed and verified by the svix package; wrong secret, stale, rotation', async () => {
+    const secret = 'whsec_' + Buffer.from('svix endpoint secret, 24+ bytes').toString('base64')
+    const wh = new SvixWebhook(secret)
+    const now = new Date()
+    const headers = { 'svix-id': 'msg_2Lx', 'svix-timestamp': String(Math.floor(now.getTime() / 1000)), 'svix-signature': wh.sign('msg_2Lx', now, payload) }
+    const id = await send(headers)
+    const ok = await verify(id, secret)
+    assert.equal(ok.status, 200, ok.text)
+    assert.equal(ok.json.valid, true, ok.text)
+    assert.equal(ok.json.scheme, 'svix')
+    assert.equal(ok.json.tolerance_seconds, 300)
+    // Asking for Standard Webhooks (the same scheme) on a Svix delivery answers it as Svix.
+    const asStandard = await verify(id, secret, 'standard-webhooks')
+    assert.equal(asStandard.status, 200, asStandard.text)
+    assert.equal(asStandard.json.scheme, 'svix')
+    assert.equal(asStandard.json.valid, true)
+    assert.equal((await verify(id, secret, 'svix')).json.valid, true)
+    const s = await stored(id)
+    assert.deepEqual(wh.verify(s.body, s.headers), JSON.parse(payload))
+
+    const wrong = await verify(id, 'whsec_' + Buffer.from('another svix secret').toString('base64'))
+    assert.equal(wrong.json.valid, false)
+    assert.match(wrong.json.reason, /wrong secret/)
+    const older = new SvixWebhook('whsec_' + Buffer.from('the old svix secret').toString('base64')).sign('msg_2Lx', now, payload)
+    const rot = await verify(await send({ ...headers, 'svix-signature': `${older} ${headers['svix-signature']}` }), secret)
+    assert.equal(rot.json.valid, true)
+    assert.equal(rot.json.matched_signature, 2)
+    const then = new Date(now.getTime() - 3_600_000)
+    const stale = await verify(await send({ 'svix-id': 'msg_3', 'svix-timestamp': String(Math.floor(then.getTime() / 1000)), 'svix-signature': wh.sign('msg_3', then, payload) }), secret)
+    assert.equal(stale.json.valid, false)
+    assert.match(stale.json.reason, /outside the sender's tolerance/)
+
+    const noId = await verify(await send({ 'svix-timestamp': headers['svix-timestamp'], 'svix-signature': headers['svix-signature'] }), secret)
+    assert.equal(noId.status, 400)
+    assert.equal(noId.json.error, 'svix-id and svix-timestamp headers are required for Svix')
   })
 
   it('bad input: no signature header, malformed header, missing secret, unknown scheme → 400', async () => {

@@ -11,12 +11,15 @@ import { clock } from '../platform/clock.ts'
 import { groupInserter } from '../platform/group-insert.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
 import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
+import { documented } from '../platform/ops/openapi.ts'
 import type { Platform } from '../platform/platform.ts'
 import { putBody } from './body-store.ts'
+import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureKey, captures, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
 import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
+import { protectUntrusted } from './untrusted-response.ts'
 
 export const MAX_CAPTURE_BYTES = 25 * 1024 * 1024
 export const ENDPOINT_NOT_FOUND = 'Endpoint not found'
@@ -50,7 +53,7 @@ export function captureMiddleware(platform: Platform) {
   const { db } = platform
   // Captures arrive by the hundred per second on busy endpoints: their inserts are group-committed.
   const insertCapture = groupInserter(captures(db))
-  return async (ctx: Context, next: Next) => {
+  return documented(async (ctx: Context, next: Next) => {
     const m = HOOK_PATH.exec(ctx.path)
     if (!m) {
       if (ctx.path === '/hook' || ctx.path.startsWith('/hook/')) throw notFound(ENDPOINT_NOT_FOUND)
@@ -58,6 +61,8 @@ export function captureMiddleware(platform: Platform) {
     }
     const token = m[1]!
     ctx.state.route = '/hook/:token'
+    // Set first, so error answers (404, 413, 429) carry it as well as the configured response.
+    protectUntrusted(ctx)
     if (ctx.method === 'OPTIONS') {
       // Preflights of browser-sent test requests: answered, not stored.
       ctx.status = 204
@@ -130,5 +135,5 @@ export function captureMiddleware(platform: Platform) {
     }
     if (forwarding) await scheduleForward(platform, { endpoint_id: token, request_id: id, round: 0, attempt: 1 }, 0)
     respond(ctx, ep)
-  }
+  }, CAPTURE_OPERATIONS)
 }

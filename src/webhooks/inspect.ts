@@ -1,8 +1,10 @@
 // The inspection page (/inspect/<token>): a static HTML shell under a strict Content Security
-// Policy (no inline script or style) whose script, served as a separate file, reads the captured
-// requests through the authenticated management API and renders them with textContent only, so
-// captured content can never run. The API key is given in the URL fragment (#key=…, never sent
-// to the server) or typed into the page, and kept in sessionStorage.
+// Policy (no inline script or style; its one script and stylesheet allowed by nonce) whose
+// script, served as a separate file, reads the captured requests through the authenticated
+// management API and renders them with textContent only, so captured content can never run. The API key is given in the URL fragment (#key=…, never sent
+// to the server) or typed into the page, and held in the script's memory only (never in web
+// storage, which any same-origin document could read: issue #15).
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Router from '@koa/router'
 import type { Context } from 'koa'
@@ -11,9 +13,17 @@ import { notFound } from '../platform/http/errors.ts'
 import type { Platform } from '../platform/platform.ts'
 import { endpoints, isExpired } from './endpoints.ts'
 
-export const INSPECT_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+/**
+ * The page's CSP. Scripts and styles are allowed by this response's nonce, not by `'self'`: capture
+ * URLs on this origin answer with any content type an account configures (text/javascript, text/css),
+ * so `'self'` would let markup injected by some future bug load one of them as code (issue #15).
+ */
+export const inspectCsp = (nonce: string) =>
+  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; ` +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/** The page's assets are not documents; they get the strictest policy. */
+const ASSET_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 const asset = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url))
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
@@ -23,7 +33,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-function page(token: string, name: string | null): string {
+function page(token: string, name: string | null, nonce: string): string {
   const title = escapeHtml(name ? `${name} · webhook inspector` : 'Webhook inspector')
   return `<!doctype html>
 <html lang="en">
@@ -32,8 +42,8 @@ function page(token: string, name: string | null): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
-<link rel="stylesheet" href="/static/inspect.css">
-<script src="/static/inspect.js" defer></script>
+<link rel="stylesheet" href="/static/inspect.css" nonce="${nonce}">
+<script src="/static/inspect.js" nonce="${nonce}" defer></script>
 </head>
 <body data-token="${escapeHtml(token)}">
 <header><h1>${title}</h1><p id="status" role="status">Loading…</p></header>
@@ -51,8 +61,8 @@ function page(token: string, name: string | null): string {
 `
 }
 
-function security(ctx: Context): void {
-  ctx.set('Content-Security-Policy', INSPECT_CSP)
+function security(ctx: Context, csp: string): void {
+  ctx.set('Content-Security-Policy', csp)
   ctx.set('X-Content-Type-Options', 'nosniff')
   ctx.set('Referrer-Policy', 'no-referrer')
   ctx.set('X-Frame-Options', 'DENY')
@@ -63,7 +73,7 @@ export function inspectRouter(platform: Platform): Router {
   router.get('/static/:file', (ctx) => {
     const a = ASSETS[ctx.params.file!]
     if (!a) throw notFound()
-    security(ctx)
+    security(ctx, ASSET_CSP)
     ctx.set('Cache-Control', 'public, max-age=300')
     ctx.type = a.type
     ctx.body = a.body
@@ -72,10 +82,11 @@ export function inspectRouter(platform: Platform): Router {
     const e = await endpoints(platform.db).findOne({ _id: ctx.params.token! })
     const account = e ? await getAccount(platform.db, e.account_id) : null
     if (!e || !account || isExpired(e, account)) throw notFound('Endpoint not found')
-    security(ctx)
+    const nonce = randomBytes(16).toString('base64')
+    security(ctx, inspectCsp(nonce))
     ctx.set('Cache-Control', 'no-store')
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = page(e._id, e.name)
+    ctx.body = page(e._id, e.name, nonce)
   })
   return router
 }

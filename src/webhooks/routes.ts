@@ -19,6 +19,7 @@ import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
 import { replayNow } from './replay.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
+import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './verify.ts'
 
 export const SAVE_KEY_MESSAGE = 'Save your API key now: it is shown only once and cannot be recovered.'
@@ -143,7 +144,7 @@ export function webhooksRouter(platform: Platform): Router {
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 
-  router.get('/endpoints/:token/requests', auth, validate(listRequestsSchema), async (ctx) => {
+  router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
     const docs = await listCaptures(db, ep._id, query)
@@ -155,7 +156,7 @@ export function webhooksRouter(platform: Platform): Router {
     }
   })
 
-  router.get('/endpoints/:token/requests/:id', auth, validate(requestSchema), async (ctx) => {
+  router.get('/endpoints/:token/requests/:id', auth, untrusted, validate(requestSchema), async (ctx) => {
     const { params } = input(ctx, requestSchema)
     const { ep, cap } = await ownCapture(ctx, params.token, params.id)
     const bytes = await getBody(db, cap)
@@ -164,13 +165,12 @@ export function webhooksRouter(platform: Platform): Router {
   })
 
   /** The body exactly as received, with its original content type (downloads, big bodies). */
-  router.get('/endpoints/:token/requests/:id/body', auth, validate(requestSchema), async (ctx) => {
+  router.get('/endpoints/:token/requests/:id/body', auth, untrusted, validate(requestSchema), async (ctx) => {
     const { params } = input(ctx, requestSchema)
     const { cap } = await ownCapture(ctx, params.token, params.id)
     ctx.set('Content-Type', 'application/octet-stream')
     ctx.set('X-Captured-Content-Type', cap.content_type ?? '')
     ctx.set('Content-Disposition', `attachment; filename="request-${cap.id}.bin"`)
-    ctx.set('X-Content-Type-Options', 'nosniff')
     ctx.body = await getBody(db, cap)
   })
 

@@ -1,5 +1,6 @@
 // Signature check of a stored request, for the schemes senders use: GitHub (X-Hub-Signature-256),
-// Stripe (Stripe-Signature), Paddle (Paddle-Signature) and Standard Webhooks (webhook-signature).
+// Stripe (Stripe-Signature), Paddle (Paddle-Signature), Standard Webhooks (webhook-signature) and
+// Svix (svix-signature: the Standard Webhooks scheme under svix-* header names).
 // Each is an HMAC-SHA256 over the exact stored bytes. The senders' own verifiers compare the
 // signed timestamp with *now*; here it is compared with received_at, which answers the useful
 // question ("would my receiver have accepted this delivery?") however long ago it was captured.
@@ -8,11 +9,17 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { badRequest } from '../platform/http/errors.ts'
 import { wireTime } from './time.ts'
 
-export const SCHEMES = ['github', 'stripe', 'paddle', 'standard-webhooks'] as const
+export const SCHEMES = ['github', 'stripe', 'paddle', 'standard-webhooks', 'svix'] as const
 export type Scheme = (typeof SCHEMES)[number]
 
 /** Timestamp tolerance of each sender's reference verifier, in seconds. */
-const TOLERANCE: Record<Scheme, number | null> = { github: null, stripe: 300, paddle: 5, 'standard-webhooks': 300 }
+const TOLERANCE: Record<Scheme, number | null> = { github: null, stripe: 300, paddle: 5, 'standard-webhooks': 300, svix: 300 }
+
+/** Header names of the Standard Webhooks scheme: its own, and Svix's (which signs the same way). */
+const STANDARD_HEADERS = {
+  'standard-webhooks': { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature', name: 'Standard Webhooks' },
+  svix: { id: 'svix-id', timestamp: 'svix-timestamp', signature: 'svix-signature', name: 'Svix' },
+} as const
 
 export interface VerifyResult {
   valid: boolean
@@ -31,6 +38,7 @@ export function detectScheme(headers: Record<string, string>): Scheme | null {
   if (headers['stripe-signature']) return 'stripe'
   if (headers['paddle-signature']) return 'paddle'
   if (headers['webhook-signature']) return 'standard-webhooks'
+  if (headers['svix-signature']) return 'svix'
   if (headers['x-hub-signature-256']) return 'github'
   return null
 }
@@ -70,27 +78,32 @@ function parse(scheme: Scheme, headers: Record<string, string>, secret: string, 
       if (!ts || !/^\d+$/.test(ts) || !sigs.length) throw badRequest('Paddle-Signature header is malformed (expected ts=<time>;h1=<hex>)')
       return { timestamp: Number(ts), signatures: sigs, expected: hmac(secret, `${ts}:`, body) }
     }
-    case 'standard-webhooks': {
-      const id = headers['webhook-id']
-      const ts = headers['webhook-timestamp']
-      if (!id || !ts || !/^\d+$/.test(ts)) throw badRequest('webhook-id and webhook-timestamp headers are required for Standard Webhooks')
-      const sigs = (headers['webhook-signature'] ?? '')
+    case 'standard-webhooks':
+    case 'svix': {
+      const h = STANDARD_HEADERS[scheme]
+      const id = headers[h.id]
+      const ts = headers[h.timestamp]
+      if (!id || !ts || !/^\d+$/.test(ts)) throw badRequest(`${h.id} and ${h.timestamp} headers are required for ${h.name}`)
+      const sigs = (headers[h.signature] ?? '')
         .split(' ')
         .map((s) => s.split(','))
         .filter(([v, s]) => v === 'v1' && s)
         .map(([, s]) => Buffer.from(s!, 'base64'))
-      if (!sigs.length) throw badRequest('webhook-signature header is malformed (expected v1,<base64>)')
+      if (!sigs.length) throw badRequest(`${h.signature} header is malformed (expected v1,<base64>)`)
       const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
-      if (!key.length) throw badRequest('secret must be a Standard Webhooks secret (whsec_<base64>)')
+      if (!key.length) throw badRequest(`secret must be a ${h.name} secret (whsec_<base64>)`)
       return { timestamp: Number(ts), signatures: sigs, expected: hmac(key, `${id}.${ts}.`, body) }
     }
   }
 }
 
 export function verifySignature(opts: { scheme?: Scheme; headers: Record<string, string>; secret: string; body: Buffer; receivedAt: Date }): VerifyResult {
-  const scheme = opts.scheme ?? detectScheme(opts.headers)
+  let scheme = opts.scheme ?? detectScheme(opts.headers)
+  // Svix signs exactly like Standard Webhooks, so asking for the latter on a Svix delivery is
+  // answered for what it is rather than refused for lacking webhook-* headers.
+  if (scheme === 'standard-webhooks' && !opts.headers['webhook-signature'] && opts.headers['svix-signature']) scheme = 'svix'
   if (!scheme) {
-    throw badRequest('No signature header found (looked for X-Hub-Signature-256, Stripe-Signature, Paddle-Signature, webhook-signature)')
+    throw badRequest('No signature header found (looked for X-Hub-Signature-256, Stripe-Signature, Paddle-Signature, webhook-signature, svix-signature)')
   }
   const p = parse(scheme, opts.headers, opts.secret, opts.body)
   const idx = p.signatures.findIndex((s) => same(s, p.expected))

@@ -16,6 +16,29 @@ export interface RouteInfo {
   schema?: z.ZodObject
 }
 
+/**
+ * An operation that a plain middleware (not a router) serves, written out by its owner because
+ * there is no router layer or zod schema to read it from (the webhook capture URLs).
+ */
+export interface DocumentedOperation {
+  method: 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch'
+  /** OpenAPI path template, e.g. /hook/{token}. */
+  path: string
+  /** Everything else of the OpenAPI operation object (summary, parameters, requestBody, responses…). */
+  operation: Record<string, unknown>
+}
+
+const DOCUMENTED = Symbol('openapi operations')
+
+/** Mark an app middleware as serving `ops`, for /openapi.json. */
+export function documented<F extends Koa.Middleware>(mw: F, ops: DocumentedOperation[]): F {
+  return Object.assign(mw, { [DOCUMENTED]: ops })
+}
+
+function documentedOf(mw: unknown): DocumentedOperation[] {
+  return (mw as { [DOCUMENTED]?: DocumentedOperation[] })[DOCUMENTED] ?? []
+}
+
 /** Every (method, path) the app's routers serve, HEAD left out (implied by GET). */
 export function routesOf(app: Koa): RouteInfo[] {
   const out: RouteInfo[] = []
@@ -86,6 +109,16 @@ export function buildOpenApi(app: Koa, opts: { service: string; basePath: string
       parameters: [...parameters('path', shape.params, names), ...parameters('query', shape.query, [])],
       ...(shape.body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
       responses: { '200': { description: 'Success' }, default: ERROR_RESPONSE },
+    }
+  }
+  for (const mw of app.middleware) {
+    for (const d of documentedOf(mw)) {
+      paths[d.path] ??= {}
+      paths[d.path]![d.method] = {
+        operationId: `${d.method}${d.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
+        tags: [opts.service],
+        ...d.operation,
+      }
     }
   }
   return {

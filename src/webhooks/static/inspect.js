@@ -1,6 +1,8 @@
 // Inspection page script (served as a file under a strict CSP). Polls the management API for new
 // captures and renders everything with textContent/createElement only: captured content is data,
-// never markup. The API key comes from the URL fragment (#key=…) or the form, kept per tab.
+// never markup. The API key comes from the URL fragment (#key=…) or the form and lives only in
+// this script's memory: web storage of this origin is readable by any same-origin document, so
+// the key is never written there (issue #15); a reload asks again unless the link is reopened.
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
@@ -15,12 +17,16 @@
   let selected = null
   let key = null
 
+  // Earlier versions kept keys in sessionStorage, which outlives a reload in the same tab: wipe them.
+  try {
+    for (const k of Object.keys(sessionStorage)) if (k.startsWith('wv-key:')) sessionStorage.removeItem(k)
+  } catch {}
+
   const m = /(?:^#|&)key=([^&]+)/.exec(location.hash)
   if (m) {
     key = decodeURIComponent(m[1])
-    sessionStorage.setItem(`wv-key:${token}`, key)
-    history.replaceState(null, '', location.pathname + location.search) // keep the key out of the address bar
-  } else key = sessionStorage.getItem(`wv-key:${token}`)
+    history.replaceState(null, '', location.pathname + location.search) // keep the key out of the address bar and history
+  }
 
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag)
@@ -47,7 +53,7 @@
   $('key-form').addEventListener('submit', (ev) => {
     ev.preventDefault()
     key = $('key-input').value.trim()
-    sessionStorage.setItem(`wv-key:${token}`, key)
+    $('key-input').value = ''
     $('key-form').hidden = true
     start()
   })
@@ -145,6 +151,8 @@
       copy,
       curlPre,
     )
+    // One column on a phone: the details are below the list, so bring them on screen.
+    if (matchMedia('(max-width: 700px)').matches) detailEl.scrollIntoView({ block: 'start' })
   }
 
   function addRequests(list) {
