@@ -4,10 +4,12 @@
 import type Koa from 'koa'
 import { billingRouter } from '../platform/billing/routes.ts'
 import { createApp } from '../platform/http/app.ts'
+import { managementCors } from '../platform/http/management-cors.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
 import { evaluateHotRoute } from './evaluate-fast-path.ts'
 import { evaluateRouter } from './evaluate-routes.ts'
+import { evaluationCors, isEvaluationPath } from './evaluation-cors.ts'
 import { FlagCache } from './flag-cache.ts'
 import { ofrepRouter } from './ofrep-routes.ts'
 import { flagsRouter } from './routes.ts'
@@ -25,6 +27,11 @@ export function createFlagsApp(platform: Platform): Koa {
     hotRoutes: [evaluateHotRoute(cache, gate)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
+
+  // Browsers: the evaluation API per project (any origin by default), the rest only for the
+  // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
+  app.use(evaluationCors())
+  app.use(managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath }))
 
   for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit), billingRouter(platform, 'flags')]) {
     app.use(router.routes()).use(router.allowedMethods())

@@ -110,6 +110,8 @@ export interface HotRoute {
    * carries X-Request-Id (ctx.state.reqId). Throws as any route does.
    */
   handle(ctx: Context): Promise<void> | void
+  /** Called before an error answer is made from what handle threw (e.g. to add CORS headers to it). */
+  failed?(ctx: Context): void
 }
 
 function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
@@ -119,7 +121,8 @@ function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
     if (ctx.respond !== false) ctx.set('X-Request-Id', ctx.state.reqId)
     finishRequest(ctx, service, started)
   }
-  const failed = (ctx: Context, started: number, err: unknown) => {
+  const failed = (ctx: Context, started: number, err: unknown, route: HotRoute) => {
+    route.failed?.(ctx)
     answerError(ctx, err)
     done(ctx, started)
   }
@@ -139,9 +142,10 @@ function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
     try {
       pending = route.handle(ctx)
     } catch (err) {
-      return failed(ctx, started, err)
+      return failed(ctx, started, err, route)
     }
-    if (pending) return pending.then(() => done(ctx, started), (err) => failed(ctx, started, err))
+    const r = route
+    if (pending) return pending.then(() => done(ctx, started), (err) => failed(ctx, started, err, r))
     done(ctx, started)
   }
 }
