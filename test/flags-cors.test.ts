@@ -191,6 +191,25 @@ describe('flags: CORS of the evaluation API', () => {
       const get401 = await get(`${base}/api/v1/evaluate/on?sdk_key=fbsdk_unknown`, { headers: { origin: OTHER } })
       assert.equal(get401.status, 401)
       assertGranted(get401, OTHER)
+      // The general stack's body parser answers before any route: its errors carry the headers too.
+      const textPlain = await call('POST', `${base}/api/v1/evaluate`, { raw: '{}', headers: { origin: OTHER, 'content-type': 'text/plain' } })
+      assert.equal(textPlain.status, 415)
+      assertGranted(textPlain, OTHER)
+      const badGzip = await call('POST', `${base}/api/v1/evaluate`, { raw: gzipSync('{"sdk_key":'), headers: { origin: OTHER, 'content-encoding': 'gzip' } })
+      assert.equal(badGzip.status, 400, badGzip.text)
+      assertGranted(badGzip, OTHER)
+    })
+
+    it('a 429 (rate limit, checked with the key before the project is loaded) is readable, Retry-After exposed', async () => {
+      // The free plan admits 20 evaluation requests per second per SDK key: 60 at once go over it.
+      const t = await signup(base, 'cors-burst@example.com')
+      const all = await Promise.all(Array.from({ length: 60 }, () => evaluate(t.sdkKey, OTHER)))
+      const limited = all.filter((r) => r.status === 429)
+      assert.ok(limited.length > 0, `statuses: ${all.map((r) => r.status).join(',')}`)
+      for (const r of limited) {
+        assertGranted(r, OTHER)
+        assert.ok(r.headers.get('retry-after'))
+      }
     })
 
     it('allowed_origins [] turns browser access off; ["*"] opens it again, at once', async () => {
@@ -251,6 +270,10 @@ describe('flags: CORS of the management API with CORS_MANAGEMENT_ORIGINS', () =>
     assert.equal(acao(r), ADMIN)
     assert.ok(varies(r))
     assert.equal(acao(await get(`${base}/api/v1/projects`, { key: t.apiKey, headers: { origin: 'http://localhost:5173' } })), 'http://localhost:5173')
+    // Errors too, the body parser's included, so that the front-end can show them.
+    const malformed = await call('POST', `${base}/api/v1/projects`, { raw: '{"name":', key: t.apiKey, headers: { origin: ADMIN } })
+    assert.equal(malformed.status, 400)
+    assert.equal(acao(malformed), ADMIN)
   })
 
   it('an origin not listed gets no CORS headers', async () => {

@@ -25,13 +25,11 @@ export function createFlagsApp(platform: Platform): Koa {
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
     hotRoutes: [evaluateHotRoute(cache, gate)],
+    // Browsers: the evaluation API per project (any origin by default), the rest only for the
+    // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
+    beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
-
-  // Browsers: the evaluation API per project (any origin by default), the rest only for the
-  // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
-  app.use(evaluationCors())
-  app.use(managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath }))
 
   for (const router of [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit), billingRouter(platform, 'flags')]) {
     app.use(router.routes()).use(router.allowedMethods())

@@ -175,6 +175,11 @@ export interface AppOptions {
    * second, whose handlers read their own body (see flags/evaluate-fast-path.ts).
    */
   hotRoutes?: HotRoute[]
+  /**
+   * Middleware run after the error handler but before the body is parsed, so that what they add
+   * (CORS headers) is on every answer, the parser's own 400/413/415 included.
+   */
+  beforeBody?: Koa.Middleware[]
 }
 
 export function createApp(opts: AppOptions): Koa {
@@ -187,6 +192,7 @@ export function createApp(opts: AppOptions): Koa {
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))
   app.use(errors)
+  for (const mw of opts.beforeBody ?? []) app.use(mw)
   app.use((ctx, next) => {
     if (raw(ctx.path)) return next()
     return requireJson(ctx, () => parser(ctx, next))
