@@ -23,7 +23,7 @@ const ALLOW_METHODS = 'GET, HEAD, POST'
 // If-None-Match on polls) and the alternatives the API accepts (X-API-Key, X-Request-Id).
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-API-Key, X-Request-Id'
 // ETag for the provider's conditional polls; Retry-After for its back-off after a 429.
-export const EXPOSE_HEADERS = 'ETag, Retry-After, X-Request-Id'
+const EXPOSE_HEADERS = 'ETag, Retry-After, X-Request-Id'
 // A day. Browsers cap it (Chromium at 2 hours, Firefox at 24).
 const MAX_AGE = '86400'
 
