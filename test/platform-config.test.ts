@@ -18,6 +18,8 @@ describe('platform: config', () => {
     ['WORKER_PROCESSES', { WORKER_PROCESSES: '-1' }],
     ['INVOICE_PUBLIC_URL', { INVOICE_PUBLIC_URL: 'not a url' }],
     ['ADMIN_TOKEN', { ADMIN_TOKEN: 'short' }],
+    ['CORS_MANAGEMENT_ORIGINS', { CORS_MANAGEMENT_ORIGINS: 'https://admin.example.com/login' }],
+    ['CORS_MANAGEMENT_ORIGINS', { CORS_MANAGEMENT_ORIGINS: '*' }],
   ]
   for (const [name, env] of bad) {
     it(`${name}=${Object.values(env)[0]} fails, naming ${name}`, () => {
@@ -44,6 +46,14 @@ describe('platform: config', () => {
     assert.equal(c.TRUST_PROXY, true)
     assert.equal(c.RENDER_TIMEOUT_MS, 1500)
     assert.equal(c.REDIS_URL, undefined)
+  })
+
+  it('CORS_MANAGEMENT_ORIGINS: none by default; a list is normalised to what browsers send', () => {
+    assert.deepEqual(loadConfig({}).CORS_MANAGEMENT_ORIGINS, [])
+    assert.deepEqual(loadConfig({ CORS_MANAGEMENT_ORIGINS: 'https://Admin.Example.com:443/, http://localhost:5173' }).CORS_MANAGEMENT_ORIGINS, [
+      'https://admin.example.com',
+      'http://localhost:5173',
+    ])
   })
 
   it('the CLI exits with one clear line naming the bad variable', function () {

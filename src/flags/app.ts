@@ -1,12 +1,14 @@
 // The feature-flag service's Koa app (port 3002; paths include /api/v1 and /ofrep/v1). Each app
 // owns one flag cache (with its own Redis subscriber) and rate-limit connection, released by the
 // ServiceApp's close() when the HTTP server serving it closes.
+import { managementCors } from '../platform/http/management-cors.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
 import type { ServiceApp } from '../platform/service.ts'
 import { evaluateHotRoute } from './evaluate-fast-path.ts'
 import { evaluateRouter } from './evaluate-routes.ts'
+import { evaluationCors, isEvaluationPath } from './evaluation-cors.ts'
 import { FlagCache } from './flag-cache.ts'
 import { ofrepRouter } from './ofrep-routes.ts'
 import { flagsRouter } from './routes.ts'
@@ -21,6 +23,9 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
     hotRoutes: [evaluateHotRoute(cache, gate)],
+    // Browsers: the evaluation API per project (any origin by default), the rest only for the
+    // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
+    beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
     routers: [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))

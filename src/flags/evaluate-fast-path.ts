@@ -11,6 +11,7 @@ import type { HotRoute } from '../platform/http/app.ts'
 import { HttpError } from '../platform/http/errors.ts'
 import { readSmallBody } from '../platform/http/raw-body.ts'
 import { evaluateHandler } from './evaluate-routes.ts'
+import { corsForAnyOrigin } from './evaluation-cors.ts'
 import type { FlagCache } from './flag-cache.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
 
@@ -41,5 +42,8 @@ export function evaluateHotRoute(cache: FlagCache, gate: EvaluationGate): HotRou
         }
         return handle(ctx)
       }),
+    // Errors before the project is known (body, key, rate limit) are readable from any origin;
+    // the handler has decided by the project for those after (evaluation-cors.ts).
+    failed: corsForAnyOrigin,
   }
 }

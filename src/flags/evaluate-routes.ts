@@ -10,12 +10,13 @@ import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
 import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type CompiledFlag, type Evaluation } from './rules.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
 import { metrics } from '../platform/ops/metrics.ts'
+import { ANY_ORIGIN_POLICY, corsByProject, pushCorsHead } from './evaluation-cors.ts'
 import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchema, type EvaluateBody } from './evaluate-schema.ts'
 
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
 /** A project deleted between key lookup and load serves nothing, like an empty project. */
-export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byKey: new Map(), all: [] }
+export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byKey: new Map(), all: [], origins: ANY_ORIGIN_POLICY }
 
 // Each result's piece of the answer (`,"key":{"value":…}`) is built once. compileFlag makes every
 // result a frozen object of its own flag, so a result names its key; NOT_FOUND, shared by every
@@ -68,6 +69,8 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
   const head = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json))]
   // The general stack has set X-Request-Id on the response already; a hot route has not.
   if (!ctx.res.hasHeader('X-Request-Id')) head.push('X-Request-Id', ctx.state.reqId)
+  const origin = ctx.req.headers.origin
+  if (origin !== undefined) pushCorsHead(head, origin, snap.origins)
   ctx.res.writeHead(200, head)
   endSoon(ctx.res, json)
 }
@@ -80,10 +83,20 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
  */
 export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: Context) => Promise<void> | void {
   const validBody = (raw: unknown) => checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
+  const answerValid = (ctx: Context, raw: unknown, snap: ProjectSnapshot) => {
+    let body: EvaluateBody
+    try {
+      body = validBody(raw)
+    } catch (err) {
+      // The project is known by now: its allowed origins decide who may read the error too.
+      corsByProject(ctx, snap.origins)
+      throw err
+    }
+    answer(ctx, body, snap)
+  }
   const slow = async (ctx: Context, sdkKey: unknown, admitted: SdkKeyEntry | undefined) => {
     const sdk = admitted ?? (await gate.admit(sdkKey))
-    const body = validBody(ctx.request.body)
-    answer(ctx, body, (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT)
+    answerValid(ctx, ctx.request.body, (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT)
   }
   // Both paths authenticate before validating, so that a caller without a key learns nothing else.
   return (ctx) => {
@@ -92,7 +105,7 @@ export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: C
     const sdk = gate.admitNow(sdkKey)
     const snap = sdk && cache.heldSnapshot(sdk.projectId)
     if (!snap) return slow(ctx, sdkKey, sdk)
-    answer(ctx, validBody(raw), snap)
+    answerValid(ctx, raw, snap)
   }
 }
 
@@ -108,6 +121,7 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     const { params, query } = input(ctx, evaluateOneSchema)
     const sdk = await admit(query.sdk_key)
     const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    corsByProject(ctx, snap.origins)
     const f = snap.byKey.get(params.flag_key)
     if (!f) {
       metrics.evaluation('FLAG_NOT_FOUND')

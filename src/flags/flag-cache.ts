@@ -17,8 +17,9 @@ import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createRedis } from '../platform/redis.ts'
 import type { Account } from '../platform/accounts.ts'
+import { originPolicy, type OriginPolicy } from './evaluation-cors.ts'
 import { definitionOf, listFlags } from './flag-store.ts'
-import { findProjectBySdkKeyHash, projects, SDK_KEY_PREFIX } from './project-store.ts'
+import { allowedOriginsOf, findProjectBySdkKeyHash, projects, SDK_KEY_PREFIX } from './project-store.ts'
 import { compileFlag, type CompiledFlag } from './rules.ts'
 
 export interface SdkKeyEntry {
@@ -34,6 +35,8 @@ export interface ProjectSnapshot {
   byKey: Map<string, CompiledFlag>
   /** Sorted by key (bulk evaluation order). */
   all: CompiledFlag[]
+  /** Browser origins whose pages may read the evaluations (evaluation-cors.ts). */
+  origins: OriginPolicy
 }
 
 export interface FlagCacheOptions {
@@ -165,7 +168,13 @@ export class FlagCache {
     if (!project) return null
     const docs = await listFlags(this.db, projectId)
     const all = docs.map((d) => compileFlag(definitionOf(d)))
-    const snap: ProjectSnapshot = { projectId, version: project.version, byKey: new Map(all.map((f) => [f.key, f])), all }
+    const snap: ProjectSnapshot = {
+      projectId,
+      version: project.version,
+      byKey: new Map(all.map((f) => [f.key, f])),
+      all,
+      origins: originPolicy(allowedOriginsOf(project)),
+    }
     if ((this.generation.get(projectId) ?? 0) === gen && !this.closed) this.snapshots.set(projectId, snap)
     return snap
   }

@@ -6,6 +6,7 @@ import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
 import { bearerToken } from '../platform/http/auth.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
+import { corsByProject } from './evaluation-cors.ts'
 import { metrics } from '../platform/ops/metrics.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { readJson } from './ofrep-body.ts'
@@ -35,14 +36,22 @@ export function matchesEtag(header: string, etag: string): boolean {
 export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
   const router = new Router({ prefix: '/ofrep/v1' })
 
+  // Each route loads the project right after authenticating: its allowed origins decide, for
+  // everything answered from then on, which browser pages may read the answer.
+  const projectOf = async (ctx: Context) => {
+    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    corsByProject(ctx, snap.origins)
+    return snap
+  }
+
   router.post('/evaluate/flags/:key', async (ctx) => {
     const key = ctx.params.key!
-    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const snap = await projectOf(ctx)
     const body = await readJson(ctx)
     if (!body.ok) return fail(ctx, 400, { key, errorCode: 'PARSE_ERROR', errorDetails: body.details })
     const c = contextOf(body.value)
     if (!c.ok) return fail(ctx, 400, { key, errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
-    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const f = snap.byKey.get(key)
     if (!f) {
       metrics.evaluation('FLAG_NOT_FOUND')
@@ -54,12 +63,11 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
   })
 
   router.post('/evaluate/flags', async (ctx) => {
-    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const snap = await projectOf(ctx)
     const body = await readJson(ctx)
     if (!body.ok) return fail(ctx, 400, { errorCode: 'PARSE_ERROR', errorDetails: body.details })
     const c = contextOf(body.value)
     if (!c.ok) return fail(ctx, 400, { errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
-    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const context = normalizeContext(c.context)
     const results = snap.all.map((f) => evaluateOfrep(f, context))
     for (const r of results) metrics.evaluation(r.reason)
@@ -77,7 +85,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
   })
 
   router.get('/configuration', async (ctx) => {
-    await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    await projectOf(ctx)
     ctx.body = {
       name: 'queueworks-flags',
       capabilities: {

@@ -20,7 +20,14 @@ export interface ProjectDoc {
   version: number
   created_at: Date
   sdk_key_rotated_at?: Date
+  /** Browser origins whose pages may read evaluations (CORS); absent = ANY_ORIGIN (documents before the field). */
+  allowed_origins?: string[]
 }
+
+/** Evaluation is open to every origin by default: SDK keys are made to live in browser pages. */
+export const ANY_ORIGIN = ['*']
+
+export const allowedOriginsOf = (p: ProjectDoc): string[] => p.allowed_origins ?? ANY_ORIGIN
 
 interface ProjectCounterDoc {
   _id: string
@@ -48,6 +55,7 @@ export function projectView(p: ProjectDoc) {
     name: p.name,
     sdk_key_hint: p.sdk_key_hint,
     flag_count: p.flag_count,
+    allowed_origins: allowedOriginsOf(p),
     created_at: p.created_at.toISOString(),
   }
 }
@@ -67,7 +75,13 @@ async function releaseProjectSlot(db: Db, accountId: string): Promise<void> {
 }
 
 /** Create a project if the account is under `limit`; null when the limit is reached. */
-export async function createProject(db: Db, accountId: string, name: string, limit: number): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
+export async function createProject(
+  db: Db,
+  accountId: string,
+  name: string,
+  limit: number,
+  allowedOrigins: string[] = ANY_ORIGIN,
+): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
   if (!(await reserveProjectSlot(db, accountId, limit))) return null
   const sdkKey = newApiKey(SDK_KEY_PREFIX)
   const project: ProjectDoc = {
@@ -79,6 +93,7 @@ export async function createProject(db: Db, accountId: string, name: string, lim
     flag_count: 0,
     version: 0,
     created_at: clock.now(),
+    allowed_origins: allowedOrigins,
   }
   try {
     await projects(db).insertOne(project)
@@ -112,6 +127,23 @@ export async function rotateSdkKey(db: Db, accountId: string, id: string): Promi
     { returnDocument: 'after' },
   )
   return project ? { project, sdkKey } : null
+}
+
+/**
+ * Change a project's own settings. The version moves with them, so every replica's evaluation
+ * cache reloads the project (its allowed origins are part of the snapshot). Null: not the account's.
+ */
+export async function updateProject(
+  db: Db,
+  accountId: string,
+  id: string,
+  change: { name?: string; allowed_origins?: string[] },
+): Promise<ProjectDoc | null> {
+  if (id.length > 64) return null
+  const set: Partial<ProjectDoc> = {}
+  if (change.name !== undefined) set.name = change.name
+  if (change.allowed_origins !== undefined) set.allowed_origins = change.allowed_origins
+  return projects(db).findOneAndUpdate({ _id: id, account_id: accountId }, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' })
 }
 
 /** Take one flag slot if the project has fewer than `limit` flags. */

@@ -1,6 +1,7 @@
 // The management API (seeds/001): signup, projects (with SDK-key rotation) and flags. Every
 // change of a project's flags bumps its version and is published to every API replica's cache.
 import Router from '@koa/router'
+import type { Context } from 'koa'
 import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { FLAGS_LIMITS, type Plan } from '../platform/billing/plans.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
@@ -9,13 +10,14 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { createFlag, deleteFlag, flagView, getFlag, listFlags, updateFlag } from './flag-store.ts'
-import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, type ProjectDoc } from './project-store.ts'
+import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
 import {
   createFlagSchema,
   createProjectSchema,
   flagPathSchema,
   projectPathSchema,
   updateFlagSchema,
+  updateProjectSchema,
 } from './schema.ts'
 
 export const PROJECT_NOT_FOUND = 'Project not found'
@@ -75,7 +77,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.post('/projects', auth, validate(createProjectSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { body } = input(ctx, createProjectSchema)
-    const created = await createProject(db, account._id, body.name, FLAGS_LIMITS[account.plan].projects)
+    const created = await createProject(db, account._id, body.name, FLAGS_LIMITS[account.plan].projects, body.allowed_origins)
     if (!created) throw projectLimit(account.plan)
     ctx.status = 201
     ctx.body = { ...projectView(created.project), sdk_key: created.sdkKey }
@@ -85,6 +87,19 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const { params } = input(ctx, projectPathSchema)
     ctx.body = projectView(await ownProject(accountOf(ctx)._id, params.id))
   })
+
+  // Partial update of the project's own settings (name, allowed_origins); PUT is the same, for
+  // clients that only speak PUT, as flags are updated with PUT.
+  const updateOwnProject = async (ctx: Context) => {
+    const { params, body } = input(ctx, updateProjectSchema)
+    const p = await updateProject(db, accountOf(ctx)._id, params.id, body)
+    if (!p) throw notFound(PROJECT_NOT_FOUND)
+    // Every replica reloads the project's snapshot, which carries its allowed origins.
+    await cache.changed(p._id)
+    ctx.body = projectView(p)
+  }
+  router.patch('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
+  router.put('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
 
   router.post('/projects/:id/sdk-key/rotate', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)

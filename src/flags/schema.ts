@@ -1,6 +1,7 @@
 // Request schemas of the management API (signup, projects, flags). Rule bounds live here so that a
 // flag that passed validation is always cheap to evaluate.
 import { z } from 'zod'
+import { normalizeOrigin, ORIGIN_HINT } from '../platform/http/origins.ts'
 
 export const MAX_RULES = 50
 export const MAX_CONDITIONS = 20
@@ -47,8 +48,36 @@ const defaultValue = z.string().max(MAX_VALUE_LENGTH)
 
 export const projectNameSchema = z.string().trim().min(1).max(100)
 
+export const MAX_ALLOWED_ORIGINS = 100
+
+/**
+ * Browser origins whose pages may read this project's evaluations: ["*"] (any, the default) or a
+ * list of origins, normalised to what browsers send; [] turns browser access off.
+ */
+export const allowedOriginsSchema = z
+  .array(z.string(), {
+    error: (i) => (i.input === undefined ? undefined : 'allowed_origins must be an array of origins, or ["*"] for any origin'),
+  })
+  .max(MAX_ALLOWED_ORIGINS, { error: `allowed_origins must have at most ${MAX_ALLOWED_ORIGINS} items` })
+  .transform((list, ctx) => {
+    if (list.includes('*')) {
+      if (list.length > 1) ctx.addIssue({ code: 'custom', message: 'allowed_origins: "*" (any origin) cannot be combined with other origins' })
+      return ['*']
+    }
+    const out: string[] = []
+    for (const [i, entry] of list.entries()) {
+      const origin = normalizeOrigin(entry)
+      if (!origin) {
+        ctx.addIssue({ code: 'custom', message: `allowed_origins[${i}] must be ${ORIGIN_HINT}, or "*" alone for any origin` })
+        return z.NEVER
+      }
+      if (!out.includes(origin)) out.push(origin)
+    }
+    return out
+  })
+
 export const createProjectSchema = z.object({
-  body: z.strictObject({ name: projectNameSchema }),
+  body: z.strictObject({ name: projectNameSchema, allowed_origins: allowedOriginsSchema.optional() }),
 })
 
 /** Ids are random base62; anything else cannot exist, and is a 404 rather than a 400. */
@@ -57,6 +86,13 @@ export const flagParams = z.object({ id: z.string(), key: z.string() })
 
 export const projectPathSchema = z.object({ params: projectParams })
 export const flagPathSchema = z.object({ params: flagParams })
+
+export const updateProjectSchema = z.object({
+  params: projectParams,
+  body: z
+    .strictObject({ name: projectNameSchema.optional(), allowed_origins: allowedOriginsSchema.optional() })
+    .refine((b) => b.name !== undefined || b.allowed_origins !== undefined, { error: 'body must contain at least one of: name, allowed_origins' }),
+})
 
 export const createFlagSchema = z.object({
   params: projectParams,

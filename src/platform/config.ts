@@ -1,5 +1,6 @@
 // Environment parsed once, by one zod schema. Bad config fails at start naming the variable.
 import { z } from 'zod'
+import { normalizeOrigin, ORIGIN_HINT } from './http/origins.ts'
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -62,6 +63,25 @@ const schema = z.object({
   /** Checkout sessions still open after this long are reconciled from Stripe by the sweep. */
   BILLING_SWEEP_AFTER_MS: ms.default(180_000),
   ADMIN_TOKEN: z.string().min(16).optional(),
+  /**
+   * Browser origins allowed to call the flags management API (comma-separated); unset → none: no
+   * CORS headers there. The evaluation API answers CORS per project (docs/flags.md).
+   */
+  CORS_MANAGEMENT_ORIGINS: z
+    .string()
+    .transform((s, ctx) => {
+      const out: string[] = []
+      for (const entry of s.split(',').map((e) => e.trim()).filter(Boolean)) {
+        const origin = normalizeOrigin(entry)
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not ${ORIGIN_HINT}` })
+          return z.NEVER
+        }
+        out.push(origin)
+      }
+      return out
+    })
+    .default([]),
   /** Export queue-depth gauges from this process's /metrics (turn on in exactly one process). */
   QUEUE_METRICS: bool.default(false),
   /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */

@@ -17,6 +17,8 @@ export interface ServiceAppOptions {
   rawPath?: (path: string) => boolean
   /** Routes answered ahead of every other middleware (see http/app.ts). */
   hotRoutes?: HotRoute[]
+  /** Middleware before the body is parsed, so what it adds (CORS headers) is on every answer. */
+  beforeBody?: Koa.Middleware[]
   /** Middleware that runs before the routers (e.g. the capture of /hook/ paths). */
   middleware?: Koa.Middleware[]
   routers: Router[]
@@ -30,6 +32,7 @@ export function createServiceApp(platform: Platform, opts: ServiceAppOptions): K
     trustProxy: platform.config.TRUST_PROXY,
     rawPath: (p) => BILLING_RAW_PATHS.includes(p) || custom(p),
     hotRoutes: opts.hotRoutes,
+    beforeBody: opts.beforeBody,
   })
   for (const mw of opts.middleware ?? []) app.use(mw)
   for (const router of [...opts.routers, billingRouter(platform, opts.service)]) app.use(router.routes()).use(router.allowedMethods())

@@ -110,6 +110,8 @@ export interface HotRoute {
    * carries X-Request-Id (ctx.state.reqId). Throws as any route does.
    */
   handle(ctx: Context): Promise<void> | void
+  /** Called before an error answer is made from what handle threw (e.g. to add CORS headers to it). */
+  failed?(ctx: Context): void
 }
 
 function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
@@ -119,7 +121,8 @@ function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
     if (ctx.respond !== false) ctx.set('X-Request-Id', ctx.state.reqId)
     finishRequest(ctx, service, started)
   }
-  const failed = (ctx: Context, started: number, err: unknown) => {
+  const failed = (ctx: Context, started: number, err: unknown, route: HotRoute) => {
+    route.failed?.(ctx)
     answerError(ctx, err)
     done(ctx, started)
   }
@@ -139,9 +142,10 @@ function hotRoutes(service: string, routes: HotRoute[]): Koa.Middleware {
     try {
       pending = route.handle(ctx)
     } catch (err) {
-      return failed(ctx, started, err)
+      return failed(ctx, started, err, route)
     }
-    if (pending) return pending.then(() => done(ctx, started), (err) => failed(ctx, started, err))
+    const r = route
+    if (pending) return pending.then(() => done(ctx, started), (err) => failed(ctx, started, err, r))
     done(ctx, started)
   }
 }
@@ -171,6 +175,11 @@ export interface AppOptions {
    * second, whose handlers read their own body (see flags/evaluate-fast-path.ts).
    */
   hotRoutes?: HotRoute[]
+  /**
+   * Middleware run after the error handler but before the body is parsed, so that what they add
+   * (CORS headers) is on every answer, the parser's own 400/413/415 included.
+   */
+  beforeBody?: Koa.Middleware[]
 }
 
 export function createApp(opts: AppOptions): Koa {
@@ -181,6 +190,7 @@ export function createApp(opts: AppOptions): Koa {
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))
   app.use(errors)
+  for (const mw of opts.beforeBody ?? []) app.use(mw)
   app.use((ctx, next) => {
     if (raw(ctx.path)) return next()
     return requireJson(ctx, () => parser(ctx, next))
