@@ -66,6 +66,8 @@ const schema = z.object({
   QUEUE_METRICS: bool.default(false),
   /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */
   WORKER_PORT: port.optional(),
+  /** OTLP/HTTP collector base address; set → traces are exported (src/platform/tracing.ts), unset → tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
   WEBHOOK_FORWARD_SCHEDULE_MS: z
     .string()
