@@ -113,8 +113,9 @@ describe('ops: Caddy (deploy/Caddyfile) in front of two API replicas', () => {
   })
 
   after(async () => {
-    for (const c of [...apis, caddy]) if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-    await Promise.all([...apis, caddy].filter(Boolean).map((c) => waitForExit(c!)))
+    const running = [...apis, caddy].filter((c): c is ChildProcess => !!c && c.exitCode === null && c.signalCode === null)
+    for (const c of running) c.kill('SIGKILL')
+    await Promise.all(running.map(waitForExit))
     await sys?.stop()
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
