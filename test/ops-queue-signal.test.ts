@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
 import getPort from 'get-port'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
+import { loadConfig } from '../src/platform/config.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
@@ -56,6 +57,11 @@ describe('ops: the queue autoscaling signal is exported by exactly one process',
     for (const w of running) w.kill('SIGKILL')
     await Promise.all(running.map(waitForExit))
     await sys?.stop()
+  })
+
+  it('a lease shorter than a second stops the process naming QUEUE_SIGNAL_LEASE_MS', () => {
+    assert.throws(() => loadConfig({ QUEUE_SIGNAL_LEASE_MS: '200' }), /Invalid configuration: QUEUE_SIGNAL_LEASE_MS/)
+    assert.equal(loadConfig({}).QUEUE_SIGNAL_LEASE_MS, 15_000)
   })
 
   it('one exporter, a growing age for a queue nobody serves, and a takeover when the exporter dies', async function () {

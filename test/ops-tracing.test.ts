@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import type { ChildProcess } from 'node:child_process'
 import { SpanKind } from '@opentelemetry/api'
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
+import { loadConfig } from '../src/platform/config.ts'
 import { queueTelemetry, startTracing, stopTracing, tracingOn } from '../src/platform/tracing.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
@@ -50,6 +51,12 @@ describe('ops: tracing is off without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     sys = await startSystem({ services: ['invoice'], workers: { queues: [QueueName.InvoiceRender] } })
   })
   after(() => sys?.stop())
+
+  it('an endpoint that is not an http(s) URL stops the process naming the variable', () => {
+    assert.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), /Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT/)
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).OTEL_EXPORTER_OTLP_ENDPOINT, 'http://collector:4318')
+    assert.equal(loadConfig({}).OTEL_EXPORTER_OTLP_ENDPOINT, undefined)
+  })
 
   it('no SDK, no BullMQ telemetry: a render job stores no trace context', async () => {
     assert.equal(tracingOn(), false)
