@@ -17,6 +17,7 @@ import { JOBS } from '../jobs/index.ts'
 import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
+import { startTracing, stopTracing } from './platform/tracing.ts'
 
 type Stopper = () => Promise<void>
 
@@ -49,13 +50,16 @@ function onShutdown(config: Config, stop: Stopper): void {
       process.exit(1)
     }, config.SHUTDOWN_TIMEOUT_MS + 2_000)
     force.unref()
-    stop().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err: String(err) }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
+    // Spans still buffered for the collector go out before the process ends.
+    stop()
+      .then(stopTracing)
+      .then(
+        () => process.exit(0),
+        (err) => {
+          logger.error({ err: String(err) }, 'shutdown failed')
+          process.exit(1)
+        },
+      )
   }
   process.on('SIGINT', () => handler('SIGINT'))
   process.on('SIGTERM', () => handler('SIGTERM'))
@@ -173,6 +177,9 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2)
   }
   const config = loadConfig()
+  // Before anything builds queues, workers or apps: they pick their tracing up when created.
+  const role = command.cmd === 'api' ? command.services.join('-') : command.cmd
+  await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: `queueworks-${role}` })
   switch (command.cmd) {
     case 'start':
       return cmdStart(config)

@@ -86,6 +86,10 @@ const schema = z.object({
   QUEUE_METRICS: bool.default(false),
   /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */
   WORKER_PORT: port.optional(),
+  /** OTLP/HTTP collector base address; set → traces are exported (src/platform/tracing.ts), unset → tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  /** Lease time of the one process exporting system-wide queue gauges; another takes over this long after it dies. */
+  QUEUE_SIGNAL_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
   /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
   WEBHOOK_FORWARD_SCHEDULE_MS: z
     .string()

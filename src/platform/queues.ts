@@ -1,6 +1,7 @@
 // The one place that builds queues: one Queue and one QueueEvents per queue per process, created
 // at start, with default job options, and one completed/failed listener per queue that feeds a
 // map of job id → waiters (job.waitUntilFinished adds listeners per call and can miss events).
+import { queueTelemetry } from './tracing.ts'
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { logger } from './logger.ts'
@@ -31,7 +32,7 @@ export class QueueRegistry {
   queue(name: string): Queue {
     let q = this.queues.get(name)
     if (!q) {
-      q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS })
+      q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, telemetry: queueTelemetry() })
       q.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue error'))
       this.queues.set(name, q)
     }

@@ -1,6 +1,7 @@
 // The one place that registers workers: payload validation, logging, error handling, scheduler
 // upserts and a bounded graceful close are the same for every queue.
 import { Worker, type Job } from 'bullmq'
+import { queueTelemetry } from './tracing.ts'
 import type { JobDefinition } from './job.ts'
 import { PermanentJobError } from './job.ts'
 import { logger } from './logger.ts'
@@ -50,6 +51,8 @@ export async function registerWorker(
       lockDuration: platform.config.JOB_LOCK_MS,
       stalledInterval: platform.config.JOB_LOCK_MS,
       maxStalledCount: 2,
+      // The consumer span of each job continues the trace of the request that enqueued it.
+      telemetry: queueTelemetry(),
     },
   )
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'))

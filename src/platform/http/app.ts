@@ -5,7 +5,9 @@ import { bodyParser } from '@koa/bodyparser'
 import Koa, { type Context, type Next } from 'koa'
 import { randomUUID } from 'node:crypto'
 import { logger } from '../logger.ts'
+import { tracingOn } from '../tracing.ts'
 import { HttpError } from './errors.ts'
+import { traceRequests } from './trace-requests.ts'
 
 export type RequestHook = (ctx: Context, ms: number) => void
 const requestHooks: RequestHook[] = []
@@ -187,6 +189,8 @@ export function createApp(opts: AppOptions): Koa {
   app.silent = true
   const raw = opts.rawPath ?? (() => false)
   const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
+  // Decided once per app: with tracing off, requests (hot routes included) never meet this layer.
+  if (tracingOn()) app.use(traceRequests(opts.service))
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))
   app.use(errors)

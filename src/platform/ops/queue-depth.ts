@@ -1,9 +1,11 @@
 // Queue depth by state, read from Redis when Prometheus scrapes. Depth is global state (every
-// replica would report the same numbers), so only the process started with QUEUE_METRICS=true
-// exports it: sums over replicas never double count.
+// replica would report the same numbers), so only processes started with QUEUE_METRICS=true are
+// candidates, and of those only the holder of the export lease (export-lease.ts) exports it: sums
+// over replicas never double count, even with QUEUE_METRICS on a scaled service.
 import { Gauge } from 'prom-client'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
+import { exportLease } from './export-lease.ts'
 import { registry } from './metrics.ts'
 
 export const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'waiting-children', 'completed', 'failed'] as const
@@ -17,7 +19,7 @@ new Gauge({
   registers: [registry],
   async collect() {
     this.reset()
-    if (!source) return
+    if (!source || !exportLease(source.platform, 'queue-depth').held()) return
     const { platform, queues } = source
     await Promise.all(
       queues.map(async (name) => {
@@ -33,7 +35,8 @@ new Gauge({
   },
 })
 
-/** Make this process the one that exports queue depth (the last platform given wins). */
+/** Make this process a candidate exporter of queue depth (the last platform given wins). */
 export function exportQueueDepth(platform: Platform, queues: string[]): void {
   source = { platform, queues }
+  exportLease(platform, 'queue-depth')
 }

@@ -12,6 +12,7 @@ import { readiness } from './health.ts'
 import { installMetricHooks, registry } from './metrics.ts'
 import { buildOpenApi } from './openapi.ts'
 import { exportQueueDepth } from './queue-depth.ts'
+import { exportQueueSignal } from './queue-signal.ts'
 
 export interface OpsOptions {
   service: string
@@ -60,6 +61,8 @@ export function mountOps(app: Koa, platform: Platform, opts: OpsOptions): Koa {
   installMetricHooks()
   const queues = opts.jobs.map((j) => j.queue)
   if (platform.config.QUEUE_METRICS) exportQueueDepth(platform, queues)
+  // Every process serving /metrics is a candidate; one lease holder system-wide exports it.
+  exportQueueSignal(platform, queues)
   if (opts.api) app.use(adminDashboard(platform, queues))
   const router = opsRouter(platform, app, opts)
   app.use(router.routes()).use(router.allowedMethods())
