@@ -5,6 +5,7 @@ import { bodyParser } from '@koa/bodyparser'
 import Koa, { type Context, type Next } from 'koa'
 import { randomUUID } from 'node:crypto'
 import { logger } from '../logger.ts'
+import { bodyReadError } from './content-encoding.ts'
 import { HttpError } from './errors.ts'
 
 export type RequestHook = (ctx: Context, ms: number) => void
@@ -179,7 +180,15 @@ export function createApp(opts: AppOptions): Koa {
   const custom = opts.rawPath ?? (() => false)
   // Stripe signs the exact bytes it sends: its webhook (billing/stripe-webhook.ts) reads them itself.
   const raw = (p: string) => p === '/api/v1/billing/stripe-webhook' || custom(p)
-  const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
+  const parser = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: opts.jsonLimit ?? '1mb',
+    encoding: 'utf-8',
+    // Only errors of reading and parsing the body come here (never a route's).
+    onError: (err, ctx) => {
+      throw bodyReadError(ctx, err)
+    },
+  })
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))
   app.use(requestContext(opts.service))
   app.use(errors)
