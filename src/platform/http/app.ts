@@ -6,7 +6,8 @@ import Koa, { type Context, type Next } from 'koa'
 import { randomUUID } from 'node:crypto'
 import { logger } from '../logger.ts'
 import { bodyReadError } from './content-encoding.ts'
-import { HttpError } from './errors.ts'
+import { HttpError, unavailable } from './errors.ts'
+import { isMongoUnavailable } from '../mongo.ts'
 
 export type RequestHook = (ctx: Context, ms: number) => void
 const requestHooks: RequestHook[] = []
@@ -33,8 +34,15 @@ function clientMessage(err: any): string {
   return STATUS_MESSAGES[err?.status] ?? 'Bad request'
 }
 
-/** The JSON answer of an error a handler threw: its status for a client's mistake, else 500 (logged). */
+/**
+ * The JSON answer of an error a handler threw: its status for a client's mistake, 503 with
+ * Retry-After when the store is down (as when Redis is), else 500 (logged).
+ */
 function answerError(ctx: Context, err: any): void {
+  if (!(err instanceof HttpError) && isMongoUnavailable(err)) {
+    logger.warn({ reqId: ctx.state.reqId, err: String(err) }, 'MongoDB unavailable')
+    err = unavailable()
+  }
   if (err instanceof HttpError) {
     ctx.status = err.status
     ctx.set(err.headers)
