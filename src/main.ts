@@ -13,7 +13,7 @@ import { logger } from './platform/logger.ts'
 import { createPlatform, type Platform } from './platform/platform.ts'
 import { startWorkers } from '../workers/main.ts'
 import { JOBS } from '../jobs/index.ts'
-import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
+import { closeGracefully, startDraining, trackConnections } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
 
@@ -23,6 +23,7 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   for (const q of svc.awaits) await platform.queues.listen(q)
   const app = mountOps(svc.createApp(platform), platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
+  trackConnections(server)
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
   // Keep-alive longer than typical load balancers' idle timeout.
   server.keepAliveTimeout = 65_000
