@@ -58,14 +58,18 @@ function onShutdown(config: Config, stop: Stopper): void {
   process.on('SIGTERM', () => handler('SIGTERM'))
 }
 
+/** Set by `start` on the worker processes it spawns, with an IPC channel to them. */
+const STOP_WITH_PARENT = 'QW_STOP_WITH_PARENT'
+
 function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess {
   const entry = fileURLToPath(import.meta.url)
   const child = spawn(process.execPath, [...process.execArgv, entry, 'worker'], {
-    env: { ...env, QW_ROLE: `worker-${index}` },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...env, QW_ROLE: `worker-${index}`, [STOP_WITH_PARENT]: '1' },
+    // The IPC channel closes when this process dies, however it dies: the worker then stops too.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   child.on('exit', (code, sig) => {
-    if (code !== 0 && sig !== 'SIGTERM') logger.error({ code, sig, index }, 'worker process exited')
+    if (code !== 0 && sig !== 'SIGTERM' && sig !== 'SIGINT') logger.error({ code, sig, index }, 'worker process exited')
   })
   return child
 }
@@ -93,7 +97,8 @@ async function cmdStart(config: Config): Promise<void> {
   onShutdown(config, async () => {
     await Promise.all(servers.map((s) => closeServer(s, config)))
     await Promise.all(
-      children.map((c) => new Promise<void>((res) => (c.exitCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
+      // A worker may be gone already: the same SIGTERM reached it (a signal to the process group).
+      children.map((c) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
     )
     await inline?.close()
     await platform.close()
@@ -119,7 +124,19 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
   })
 }
 
+/** A worker process that `start` spawned drains and exits when `start` is gone (even SIGKILLed). */
+function stopWithParent(): void {
+  if (process.env[STOP_WITH_PARENT] !== '1') return
+  // Before the shutdown handler is in place, SIGTERM simply ends the process: nothing to drain yet.
+  const stop = (): void => void process.kill(process.pid, 'SIGTERM')
+  // The channel is gone already when the parent died while this process was loading its modules.
+  if (!process.channel || !process.connected) return stop()
+  process.channel.unref()
+  process.once('disconnect', stop)
+}
+
 async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
+  stopWithParent()
   const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
   const running = await startWorkers(platform, { queues, concurrency })
   const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null

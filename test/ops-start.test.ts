@@ -1,0 +1,128 @@
+// `start` as a terminal or a supervisor runs it: SIGTERM to its whole process group drains the
+// services while the embedded redis-server and MongoDB engine keep serving them, stops those last,
+// exits 0 and leaves no process behind; SIGKILL to the parent alone still takes every child down.
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import getPort from 'get-port'
+import { waitForExit } from './helpers/system.ts'
+import { post } from './helpers/http.ts'
+
+interface Proc {
+  pid: number
+  ppid: number
+  name: string
+}
+
+/** Live processes (zombies count as gone) from /proc. */
+function processes(): Proc[] {
+  const out: Proc[] = []
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      // "pid (comm) state ppid …": comm may contain spaces and parentheses.
+      const close = stat.lastIndexOf(')')
+      const [state, ppid] = stat.slice(close + 2).split(' ')
+      if (state === 'Z' || state === 'X') continue
+      out.push({ pid: Number(d), ppid: Number(ppid), name: stat.slice(stat.indexOf('(') + 1, close) })
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return out
+}
+
+function descendants(root: number): Proc[] {
+  const all = processes()
+  const found: Proc[] = []
+  const walk = (pid: number) => {
+    for (const p of all.filter((x) => x.ppid === pid)) {
+      found.push(p)
+      walk(p.pid)
+    }
+  }
+  walk(root)
+  return found
+}
+
+const alive = (pids: number[]) => {
+  const live = new Set(processes().map((p) => p.pid))
+  return pids.filter((p) => live.has(p))
+}
+
+async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
+async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string }> {
+  const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
+  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development' }
+  for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) delete env[k]
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let text = ''
+  proc.stdout!.on('data', (b) => (text += b))
+  proc.stderr!.on('data', (b) => (text += b))
+  await until('start to be up', () => /Press Ctrl-C to stop/.test(text) || proc.exitCode !== null)
+  assert.equal(proc.exitCode, null, text)
+  return { proc, output: () => text, invoice: `http://127.0.0.1:${invoice}/api/v1` }
+}
+
+describe('ops: stopping `start`', function () {
+  this.timeout(240_000)
+  let proc: ChildProcess | undefined
+  let tree: number[] = []
+  afterEach(() => {
+    // Whatever a failed test left running.
+    for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+  })
+
+  it('SIGTERM to the process group: services drain against live redis/MongoDB, exit 0, nothing left running', async () => {
+    const s = await startAll()
+    proc = s.proc
+    const signup = await post(`${s.invoice}/signup`, { email: 'start-stop@example.com' })
+    assert.equal(signup.status, 200, signup.text)
+    const children = descendants(proc.pid!)
+    tree = children.map((p) => p.pid)
+    for (const name of ['redis-server', 'jongodb']) assert.ok(children.some((p) => p.name.startsWith(name)), `${name} runs: ${JSON.stringify(children)}`)
+
+    const exited = waitForExit(proc)
+    process.kill(-proc.pid!, 'SIGTERM')
+    const code = await exited
+    const out = s.output()
+    assert.equal(code, 0, out)
+    assert.doesNotMatch(out, /ECONNREFUSED/)
+    assert.doesNotMatch(out, /shutdown took too long|shutdown failed/)
+    await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 15_000).catch(() => {
+      throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
+    })
+  })
+
+  it('SIGKILL to the parent alone: the embedded services and workers still stop', async () => {
+    const s = await startAll()
+    proc = s.proc
+    const children = descendants(proc.pid!)
+    tree = children.map((p) => p.pid)
+    assert.ok(children.some((p) => p.name.startsWith('redis-server')), JSON.stringify(children))
+
+    const exited = waitForExit(proc)
+    proc.kill('SIGKILL')
+    await exited
+    await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 30_000).catch(() => {
+      throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
+    })
+  })
+})
