@@ -78,10 +78,12 @@ async function cmdStart(config: Config): Promise<void> {
   const infra = await ensureInfra(config)
   // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
   config = loadConfig({ ...process.env, ...infra.env })
+  // The whole system runs here, so queue depth is exported here once by default; never by workers.
+  config = { ...config, QUEUE_METRICS: config.QUEUE_METRICS ?? true }
   const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
   const servers: Server[] = []
   for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
-  const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
+  const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl, QUEUE_METRICS: 'false' }
   const children = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => spawnWorkerProcess(env, i))
   // With no worker processes asked for, run the workers here (render still uses its own threads).
   const inline = config.WORKER_PROCESSES === 0 ? await startWorkers(platform) : null

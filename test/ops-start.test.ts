@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import getPort from 'get-port'
 import { waitForExit } from './helpers/system.ts'
-import { post } from './helpers/http.ts'
+import { get, post } from './helpers/http.ts'
 
 interface Proc {
   pid: number
@@ -62,7 +62,7 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
 }
 
 /** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
-async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string }> {
+async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
   const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
   const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development' }
   for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) delete env[k]
@@ -72,7 +72,8 @@ async function startAll(): Promise<{ proc: ChildProcess; output: () => string; i
   proc.stderr!.on('data', (b) => (text += b))
   await until('start to be up', () => /Press Ctrl-C to stop/.test(text) || proc.exitCode !== null)
   assert.equal(proc.exitCode, null, text)
-  return { proc, output: () => text, invoice: `http://127.0.0.1:${invoice}/api/v1` }
+  const root = [invoice, flags, webhooks].map((p) => `http://127.0.0.1:${p}`)
+  return { proc, output: () => text, invoice: `${root[0]}/api/v1`, root }
 }
 
 describe('ops: stopping `start`', function () {
@@ -109,6 +110,19 @@ describe('ops: stopping `start`', function () {
     await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 15_000).catch(() => {
       throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
     })
+  })
+
+  it('exports queue depth once for the whole system by default', async () => {
+    const s = await startAll()
+    proc = s.proc
+    tree = descendants(proc.pid!).map((p) => p.pid)
+    // Every API of `start` lives in the one process: its /metrics (on any port) has the gauges.
+    const metrics = (await get(`${s.root[0]}/metrics`)).text
+    for (const state of ['waiting', 'active', 'delayed', 'failed']) assert.match(metrics, new RegExp(`^queue_jobs\\{queue="invoice-render",state="${state}"\\} \\d+$`, 'm'))
+    assert.match(metrics, /^queue_jobs\{queue="capture-forward",state="waiting"\} \d+$/m)
+    const exited = waitForExit(proc)
+    process.kill(-proc.pid!, 'SIGTERM')
+    assert.equal(await exited, 0, s.output())
   })
 
   it('SIGKILL to the parent alone: the embedded services and workers still stop', async () => {

@@ -62,8 +62,11 @@ const schema = z.object({
   /** Checkout sessions still open after this long are reconciled from Stripe by the sweep. */
   BILLING_SWEEP_AFTER_MS: ms.default(180_000),
   ADMIN_TOKEN: z.string().min(16).optional(),
-  /** Export queue-depth gauges from this process's /metrics (turn on in exactly one process). */
-  QUEUE_METRICS: bool.default(false),
+  /**
+   * Export queue-depth gauges from this process's /metrics (turn on in exactly one process).
+   * Unset: on in `start` (the whole system in one process tree), off in the api and worker roles.
+   */
+  QUEUE_METRICS: bool.optional(),
   /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */
   WORKER_PORT: port.optional(),
   /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */

@@ -1,6 +1,6 @@
 // Queue depth by state, read from Redis when Prometheus scrapes. Depth is global state (every
 // replica would report the same numbers), so only the process started with QUEUE_METRICS=true
-// exports it: sums over replicas never double count.
+// (or `start`, where it is on unless set to false) exports it: sums over replicas never double count.
 import { Gauge } from 'prom-client'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
@@ -13,7 +13,7 @@ let source: Platform | null = null
 
 new Gauge({
   name: 'queue_jobs',
-  help: 'Jobs in each queue by state (exported by the one process with QUEUE_METRICS=true)',
+  help: 'Jobs in each queue by state (exported by one process: QUEUE_METRICS, on by default in start)',
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
   async collect() {
