@@ -93,7 +93,11 @@ async function cmdStart(config: Config): Promise<void> {
   console.log(`  workers   ${config.WORKER_PROCESSES || 'in-process'} process(es)`)
   console.log(`  redis     ${infra.redisUrl}${infra.embedded.redis ? ' (embedded)' : ''}`)
   console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded, data is not kept)' : ''}`)
-  if (infra.stripe) console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
+  if (infra.stripe) {
+    // Printed so that the official stripe client (or curl) can be pointed at it: see docs/billing.md.
+    console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
+    console.log(`            secret key ${infra.env.STRIPE_SECRET_KEY}`)
+  }
   console.log('Press Ctrl-C to stop.\n')
 
   onShutdown(config, async () => {

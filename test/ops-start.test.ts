@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import getPort from 'get-port'
+import Stripe from 'stripe'
 import { waitForExit } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 
@@ -112,7 +113,7 @@ describe('ops: stopping `start`', function () {
     })
   })
 
-  it('exports queue depth once for the whole system by default', async () => {
+  it('exports queue depth once for the whole system by default, and prints the Stripe simulator address and key the stripe client can use', async () => {
     const s = await startAll()
     proc = s.proc
     tree = descendants(proc.pid!).map((p) => p.pid)
@@ -120,6 +121,18 @@ describe('ops: stopping `start`', function () {
     const metrics = (await get(`${s.root[0]}/metrics`)).text
     for (const state of ['waiting', 'active', 'delayed', 'failed']) assert.match(metrics, new RegExp(`^queue_jobs\\{queue="invoice-render",state="${state}"\\} \\d+$`, 'm'))
     assert.match(metrics, /^queue_jobs\{queue="capture-forward",state="waiting"\} \d+$/m)
+
+    const address = /^ {2}stripe +(http:\/\/\S+) /m.exec(s.output())?.[1]
+    const key = /^ +secret key (sk_test_\w+)$/m.exec(s.output())?.[1]
+    assert.ok(address && key, s.output())
+    const u = new URL(address)
+    const stripe = new Stripe(key, { host: u.hostname, port: u.port, protocol: 'http', maxNetworkRetries: 0 })
+    const session = await stripe.checkout.sessions.create({
+      mode: 'payment',
+      line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 500, product_data: { name: 'Printed key' } } }],
+      success_url: 'http://127.0.0.1:1/ok',
+    })
+    assert.equal((await stripe.checkout.sessions.retrieve(session.id)).amount_total, 500)
     const exited = waitForExit(proc)
     process.kill(-proc.pid!, 'SIGTERM')
     assert.equal(await exited, 0, s.output())

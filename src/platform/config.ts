@@ -46,6 +46,9 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   /** Stripe API address; unset → https://api.stripe.com. Points at the simulator locally. */
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  /** The embedded simulator's secret key and port (unset: a random key, a free port; both printed by `start`). */
+  STRIPE_SIMULATOR_KEY: z.string().regex(/^sk_test_\w+$/, { error: 'must look like sk_test_…' }).optional(),
+  STRIPE_SIMULATOR_PORT: port.optional(),
   /** Stripe price ids as JSON {"invoice":{"starter":"price_…"},…}; a missing one → inline price_data from plans.ts. */
   STRIPE_PRICE_IDS: z
     .string()
