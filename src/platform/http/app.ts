@@ -38,11 +38,8 @@ function clientMessage(err: any): string {
  * The JSON answer of an error a handler threw: its status for a client's mistake, 503 with
  * Retry-After when the store is down (as when Redis is), else 500 (logged).
  */
-function answerError(ctx: Context, err: any): void {
-  if (!(err instanceof HttpError) && isMongoUnavailable(err)) {
-    logger.warn({ reqId: ctx.state.reqId, err: String(err) }, 'MongoDB unavailable')
-    err = unavailable()
-  }
+function answerError(ctx: Context, thrown: any): void {
+  const err = !(thrown instanceof HttpError) && isMongoUnavailable(thrown) ? unavailable() : thrown
   if (err instanceof HttpError) {
     ctx.status = err.status
     ctx.set(err.headers)
@@ -55,7 +52,8 @@ function answerError(ctx: Context, err: any): void {
     ctx.body = { error: 'Internal server error' }
     ctx.state.error = err
   }
-  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: err?.stack ?? String(err) }, 'request failed')
+  // The driver's error, not the 503 made of it: the log says why.
+  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: thrown?.stack ?? String(thrown) }, 'request failed')
 }
 
 async function errors(ctx: Context, next: Next) {
