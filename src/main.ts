@@ -14,7 +14,7 @@ import { logger } from './platform/logger.ts'
 import { createPlatform, type Platform } from './platform/platform.ts'
 import { startWorkers } from '../workers/main.ts'
 import { JOBS } from '../jobs/index.ts'
-import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
+import { closeGracefully, startDraining, trackConnections } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
 import { startTracing, stopTracing } from './platform/tracing.ts'
@@ -26,6 +26,7 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   const { app, close } = svc.createApp(platform)
   mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
+  trackConnections(server)
   // What the app holds (caches, subscribers) lives as long as the server that serves it.
   server.once('close', () => void close())
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
@@ -65,14 +66,18 @@ function onShutdown(config: Config, stop: Stopper): void {
   process.on('SIGTERM', () => handler('SIGTERM'))
 }
 
+/** Set by `start` on the worker processes it spawns, with an IPC channel to them. */
+const STOP_WITH_PARENT = 'QW_STOP_WITH_PARENT'
+
 function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess {
   const entry = fileURLToPath(import.meta.url)
   const child = spawn(process.execPath, [...process.execArgv, entry, 'worker'], {
-    env: { ...env, QW_ROLE: `worker-${index}` },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...env, QW_ROLE: `worker-${index}`, [STOP_WITH_PARENT]: '1' },
+    // The IPC channel closes when this process dies, however it dies: the worker then stops too.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   child.on('exit', (code, sig) => {
-    if (code !== 0 && sig !== 'SIGTERM') logger.error({ code, sig, index }, 'worker process exited')
+    if (code !== 0 && sig !== 'SIGTERM' && sig !== 'SIGINT') logger.error({ code, sig, index }, 'worker process exited')
   })
   return child
 }
@@ -81,10 +86,12 @@ async function cmdStart(config: Config): Promise<void> {
   const infra = await ensureInfra(config)
   // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
   config = loadConfig({ ...process.env, ...infra.env })
+  // The whole system runs here, so queue depth is exported here once by default; never by workers.
+  config = { ...config, QUEUE_METRICS: config.QUEUE_METRICS ?? true }
   const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
   const servers: Server[] = []
   for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
-  const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
+  const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl, QUEUE_METRICS: 'false' }
   const children = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => spawnWorkerProcess(env, i))
   // With no worker processes asked for, run the workers here (render still uses its own threads).
   const inline = config.WORKER_PROCESSES === 0 ? await startWorkers(platform) : null
@@ -94,13 +101,18 @@ async function cmdStart(config: Config): Promise<void> {
   console.log(`  workers   ${config.WORKER_PROCESSES || 'in-process'} process(es)`)
   console.log(`  redis     ${infra.redisUrl}${infra.embedded.redis ? ' (embedded)' : ''}`)
   console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded, data is not kept)' : ''}`)
-  if (infra.stripe) console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
+  if (infra.stripe) {
+    // Printed so that the official stripe client (or curl) can be pointed at it: see docs/billing.md.
+    console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
+    console.log(`            secret key ${infra.env.STRIPE_SECRET_KEY}`)
+  }
   console.log('Press Ctrl-C to stop.\n')
 
   onShutdown(config, async () => {
     await Promise.all(servers.map((s) => closeServer(s, config)))
     await Promise.all(
-      children.map((c) => new Promise<void>((res) => (c.exitCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
+      // A worker may be gone already: the same SIGTERM reached it (a signal to the process group).
+      children.map((c) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
     )
     await inline?.close()
     await platform.close()
@@ -126,7 +138,19 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
   })
 }
 
+/** A worker process that `start` spawned drains and exits when `start` is gone (even SIGKILLed). */
+function stopWithParent(): void {
+  if (process.env[STOP_WITH_PARENT] !== '1') return
+  // Before the shutdown handler is in place, SIGTERM simply ends the process: nothing to drain yet.
+  const stop = (): void => void process.kill(process.pid, 'SIGTERM')
+  // The channel is gone already when the parent died while this process was loading its modules.
+  if (!process.channel || !process.connected) return stop()
+  process.channel.unref()
+  process.once('disconnect', stop)
+}
+
 async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
+  stopWithParent()
   const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
   const running = await startWorkers(platform, { queues, concurrency })
   const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null

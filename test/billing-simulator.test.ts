@@ -1,6 +1,7 @@
 // The Stripe simulator as the real `stripe` client sees it (errors, list, idempotency), its hosted
 // page (escaped), and the embedded default: `start` without Stripe keys runs one.
 import assert from 'node:assert/strict'
+import getPort from 'get-port'
 import Stripe from 'stripe'
 import { parseStripeForm } from '../src/platform/billing/simulator/form.ts'
 import { startStripeSimulator, type StripeSimulator } from '../src/platform/billing/simulator/server.ts'
@@ -136,5 +137,23 @@ describe('billing: Stripe simulator', () => {
     const prod = await ensureInfra(loadConfig({ NODE_ENV: 'production', REDIS_URL: process.env.TEST_REDIS_URL, MONGO_URL: process.env.TEST_MONGO_URL }))
     assert.equal(prod.stripe, undefined, 'never a simulator in production')
     await prod.stop()
+  })
+
+  it('`start` runs the simulator on the key and port it is given; the official client uses them', async () => {
+    const port = await getPort()
+    const key = 'sk_test_my_local_key_123'
+    const env = { NODE_ENV: 'test', REDIS_URL: process.env.TEST_REDIS_URL, MONGO_URL: process.env.TEST_MONGO_URL }
+    const infra = await ensureInfra(loadConfig({ ...env, STRIPE_SIMULATOR_KEY: key, STRIPE_SIMULATOR_PORT: String(port) }))
+    try {
+      assert.equal(infra.stripe, `http://127.0.0.1:${port}`)
+      assert.equal(infra.env.STRIPE_SECRET_KEY, key)
+      const client = new Stripe(key, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0 })
+      const s = await client.checkout.sessions.create(params('Given key'))
+      assert.equal((await client.checkout.sessions.retrieve(s.id)).id, s.id)
+    } finally {
+      await infra.stop()
+    }
+    assert.throws(() => loadConfig({ ...env, STRIPE_SIMULATOR_KEY: 'pk_live_nope' }), /STRIPE_SIMULATOR_KEY/)
+    assert.throws(() => loadConfig({ ...env, STRIPE_SIMULATOR_PORT: 'x' }), /STRIPE_SIMULATOR_PORT/)
   })
 })

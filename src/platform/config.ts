@@ -47,6 +47,9 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   /** Stripe API address; unset → https://api.stripe.com. Points at the simulator locally. */
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  /** The embedded simulator's secret key and port (unset: a random key, a free port; both printed by `start`). */
+  STRIPE_SIMULATOR_KEY: z.string().regex(/^sk_test_\w+$/, { error: 'must look like sk_test_…' }).optional(),
+  STRIPE_SIMULATOR_PORT: port.optional(),
   /** Stripe price ids as JSON {"invoice":{"starter":"price_…"},…}; a missing one → inline price_data from plans.ts. */
   STRIPE_PRICE_IDS: z
     .string()
@@ -82,8 +85,11 @@ const schema = z.object({
       return out
     })
     .default([]),
-  /** Export queue-depth gauges from this process's /metrics (turn on in exactly one process). */
-  QUEUE_METRICS: bool.default(false),
+  /**
+   * This process may export queue-depth gauges (one lease holder among those with it on does).
+   * Unset: on in `start` (the whole system in one process tree), off in the api and worker roles.
+   */
+  QUEUE_METRICS: bool.optional(),
   /** Port of a worker process's /healthz, /readyz and /metrics (unset: no HTTP in workers). */
   WORKER_PORT: port.optional(),
   /** OTLP/HTTP collector base address; set → traces are exported (src/platform/tracing.ts), unset → tracing is off. */

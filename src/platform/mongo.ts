@@ -1,16 +1,31 @@
 // MongoDB: the source of truth. Each domain declares its indexes; they are created at start.
-import { MongoClient, MongoServerError, type Db, type IndexDescription } from 'mongodb'
+// A store outage must reach clients as a 503 within seconds, not a 500 or a hung request:
+// operations give up after SELECTION_TIMEOUT_MS, and isMongoUnavailable tells those errors apart.
+import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Db, type IndexDescription } from 'mongodb'
 
 export type IndexSpec = { collection: string; indexes: IndexDescription[] }
 
+/** How long an operation waits for a reachable server before failing (and the client gets a 503). */
+const SELECTION_TIMEOUT_MS = 2_500
+/** At start the store may still be coming up (compose, a restart): keep trying this long. */
+const CONNECT_PATIENCE_MS = 30_000
+
 export async function connectMongo(url: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
-  const client = new MongoClient(url, {
-    serverSelectionTimeoutMS: 5_000,
-    connectTimeoutMS: 5_000,
-    maxPoolSize: 50,
-  })
-  await client.connect()
-  return { client, db: client.db(dbName) }
+  const deadline = Date.now() + CONNECT_PATIENCE_MS
+  for (;;) {
+    const client = new MongoClient(url, {
+      serverSelectionTimeoutMS: SELECTION_TIMEOUT_MS,
+      connectTimeoutMS: 5_000,
+      maxPoolSize: 50,
+    })
+    try {
+      await client.connect()
+      return { client, db: client.db(dbName) }
+    } catch (err) {
+      await client.close().catch(() => undefined)
+      if (!(err instanceof MongoServerSelectionError) || Date.now() > deadline) throw err
+    }
+  }
 }
 
 export async function ensureIndexes(db: Db, specs: IndexSpec[]): Promise<void> {
@@ -21,4 +36,23 @@ export async function ensureIndexes(db: Db, specs: IndexSpec[]): Promise<void> {
 
 export function isDuplicateKey(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000
+}
+
+/**
+ * Server answers that mean "not available right now" (shutting down, stepping down, unreachable
+ * hosts): the codes the driver itself treats as retryable state changes.
+ */
+const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436])
+/** Driver errors without an exported class: its pool's wait queue and a pool closed under us. */
+const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClosedError', 'MongoTopologyClosedError', 'MongoNotConnectedError'])
+
+/** The error (or one it wraps) says MongoDB cannot be reached or cannot serve: a 503, not a 500. */
+export function isMongoUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    // MongoNetworkError covers timeouts and a cleared pool (PoolClearedError) too.
+    if (e instanceof MongoNetworkError || e instanceof MongoServerSelectionError) return true
+    if (UNAVAILABLE_NAMES.has(e.name)) return true
+    if (e instanceof MongoServerError && typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) return true
+  }
+  return false
 }

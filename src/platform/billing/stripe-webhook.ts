@@ -4,7 +4,7 @@
 import type { Context } from 'koa'
 import { clock } from '../clock.ts'
 import { badRequest } from '../http/errors.ts'
-import { readRawBody } from '../http/raw-body.ts'
+import { readDecodedBody } from '../http/content-encoding.ts'
 import { enqueueDurably } from '../outbox.ts'
 import type { Platform } from '../platform.ts'
 import { paymentUnavailable } from './checkout.ts'
@@ -37,7 +37,8 @@ export function stripeWebhook(platform: Platform, service: Service) {
   return async (ctx: Context) => {
     const secret = platform.config.STRIPE_WEBHOOK_SECRET
     if (!platform.stripe || !secret) throw paymentUnavailable()
-    const body = await readRawBody(ctx, MAX_BODY)
+    // Stripe signs the payload; a Content-Encoding (a proxy's, say) is undone before checking it.
+    const body = await readDecodedBody(ctx, MAX_BODY)
     const signature = ctx.get('stripe-signature')
     if (!signature) throw badRequest('Missing Stripe-Signature header')
     let event: Stripe.Event

@@ -1,19 +1,23 @@
-// Child processes for embedded services: started with the parent, stopped with it, never orphaned.
+// Child processes for embedded services: started with the parent, stopped with it (after what
+// uses them), never orphaned. Each runs under a guard (guard.ts) in a process group of its own.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { GUARD_SCRIPT } from './guard.ts'
 
 const children = new Set<ChildProcess>()
 let hooked = false
 
-function killAll(): void {
-  for (const c of children) {
-    if (c.exitCode === null && c.pid) {
-      try {
-        process.kill(c.pid, 'SIGKILL')
-      } catch {
-        /* already gone */
-      }
-    }
+/** SIGKILL a guard and the service in its group. */
+function killGroup(c: ChildProcess): void {
+  if (c.exitCode !== null || c.signalCode !== null || !c.pid) return
+  try {
+    process.kill(-c.pid, 'SIGKILL')
+  } catch {
+    /* already gone */
   }
+}
+
+function killAll(): void {
+  for (const c of children) killGroup(c)
 }
 
 function hookExit(): void {
@@ -40,8 +44,9 @@ export function spawnUntilReady<T>(
 ): Promise<{ child: StartedChild; value: T }> {
   hookExit()
   return new Promise((resolve, reject) => {
-    // detached: false keeps it in our process group so Ctrl-C reaches it too.
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    // Detached: a signal to our process group (Ctrl-C) does not reach it; we stop it last. Its
+    // stdin is the pipe whose closing tells the guard that we are gone.
+    const proc = spawn(process.execPath, ['-e', GUARD_SCRIPT, cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     children.add(proc)
     let settled = false
     let tail = ''
@@ -51,13 +56,13 @@ export function spawnUntilReady<T>(
         if (proc.exitCode !== null || proc.signalCode !== null) return res()
         proc.once('exit', () => res())
         proc.kill('SIGTERM')
-        setTimeout(() => proc.kill('SIGKILL'), 3000).unref()
+        setTimeout(() => killGroup(proc), 5000).unref()
       })
     function fail(err: Error) {
       if (settled) return
       settled = true
       clearTimeout(timer)
-      proc.kill('SIGKILL')
+      killGroup(proc)
       reject(new Error(`${err.message}\n${tail.slice(-2000)}`))
     }
     const onData = (buf: Buffer) => {

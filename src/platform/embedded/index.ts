@@ -35,7 +35,10 @@ export async function ensureInfra(config: Config): Promise<Infra> {
       }),
   ])
   // Without Stripe keys, local runs get the simulator (never in production: it upgrades for free).
-  const sim = !config.STRIPE_SECRET_KEY && config.NODE_ENV !== 'production' ? await startStripeSimulator({ webhookUrls: webhookUrls(config) }) : null
+  const sim =
+    !config.STRIPE_SECRET_KEY && config.NODE_ENV !== 'production'
+      ? await startStripeSimulator({ webhookUrls: webhookUrls(config), secretKey: config.STRIPE_SIMULATOR_KEY, port: config.STRIPE_SIMULATOR_PORT })
+      : null
   if (sim) logger.info({ url: sim.url }, 'started embedded Stripe simulator (no real payments)')
   return {
     redisUrl,

@@ -6,7 +6,9 @@ import Koa, { type Context, type Next } from 'koa'
 import { randomUUID } from 'node:crypto'
 import { logger } from '../logger.ts'
 import { tracingOn } from '../tracing.ts'
-import { HttpError } from './errors.ts'
+import { bodyReadError } from './content-encoding.ts'
+import { HttpError, unavailable } from './errors.ts'
+import { isMongoUnavailable } from '../mongo.ts'
 import { traceRequests } from './trace-requests.ts'
 
 export type RequestHook = (ctx: Context, ms: number) => void
@@ -34,8 +36,12 @@ function clientMessage(err: any): string {
   return STATUS_MESSAGES[err?.status] ?? 'Bad request'
 }
 
-/** The JSON answer of an error a handler threw: its status for a client's mistake, else 500 (logged). */
-function answerError(ctx: Context, err: any): void {
+/**
+ * The JSON answer of an error a handler threw: its status for a client's mistake, 503 with
+ * Retry-After when the store is down (as when Redis is), else 500 (logged).
+ */
+function answerError(ctx: Context, thrown: any): void {
+  const err = !(thrown instanceof HttpError) && isMongoUnavailable(thrown) ? unavailable() : thrown
   if (err instanceof HttpError) {
     ctx.status = err.status
     ctx.set(err.headers)
@@ -48,7 +54,8 @@ function answerError(ctx: Context, err: any): void {
     ctx.body = { error: 'Internal server error' }
     ctx.state.error = err
   }
-  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: err?.stack ?? String(err) }, 'request failed')
+  // The driver's error, not the 503 made of it: the log says why.
+  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: thrown?.stack ?? String(thrown) }, 'request failed')
 }
 
 async function errors(ctx: Context, next: Next) {
@@ -188,7 +195,15 @@ export function createApp(opts: AppOptions): Koa {
   const app = new Koa({ proxy: opts.trustProxy ?? false })
   app.silent = true
   const raw = opts.rawPath ?? (() => false)
-  const parser = bodyParser({ enableTypes: ['json'], jsonLimit: opts.jsonLimit ?? '1mb', encoding: 'utf-8' })
+  const parser = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: opts.jsonLimit ?? '1mb',
+    encoding: 'utf-8',
+    // Only errors of reading and parsing the body come here (never a route's).
+    onError: (err, ctx) => {
+      throw bodyReadError(ctx, err)
+    },
+  })
   // Decided once per app: with tracing off, requests (hot routes included) never meet this layer.
   if (tracingOn()) app.use(traceRequests(opts.service))
   if (opts.hotRoutes?.length) app.use(hotRoutes(opts.service, opts.hotRoutes))

@@ -1,7 +1,7 @@
 // Queue depth by state, read from Redis when Prometheus scrapes. Depth is global state (every
-// replica would report the same numbers), so only processes started with QUEUE_METRICS=true are
-// candidates, and of those only the holder of the export lease (export-lease.ts) exports it: sums
-// over replicas never double count, even with QUEUE_METRICS on a scaled service.
+// replica would report the same numbers), so only processes with QUEUE_METRICS on (`start` turns
+// it on unless set to false) are candidates, and of those only the holder of the export lease
+// (export-lease.ts) exports it: sums over replicas never double count.
 import { Gauge } from 'prom-client'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
@@ -14,7 +14,7 @@ let source: { platform: Platform; queues: string[] } | null = null
 
 new Gauge({
   name: 'queue_jobs',
-  help: 'Jobs in each queue by state (exported by the one process with QUEUE_METRICS=true)',
+  help: 'Jobs in each queue by state (exported by one process: QUEUE_METRICS, on by default in start)',
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
   async collect() {

@@ -1,0 +1,155 @@
+// `start` as a terminal or a supervisor runs it: SIGTERM to its whole process group drains the
+// services while the embedded redis-server and MongoDB engine keep serving them, stops those last,
+// exits 0 and leaves no process behind; SIGKILL to the parent alone still takes every child down.
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import getPort from 'get-port'
+import Stripe from 'stripe'
+import { waitForExit } from './helpers/system.ts'
+import { get, post } from './helpers/http.ts'
+
+interface Proc {
+  pid: number
+  ppid: number
+  name: string
+}
+
+/** Live processes (zombies count as gone) from /proc. */
+function processes(): Proc[] {
+  const out: Proc[] = []
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      // "pid (comm) state ppid …": comm may contain spaces and parentheses.
+      const close = stat.lastIndexOf(')')
+      const [state, ppid] = stat.slice(close + 2).split(' ')
+      if (state === 'Z' || state === 'X') continue
+      out.push({ pid: Number(d), ppid: Number(ppid), name: stat.slice(stat.indexOf('(') + 1, close) })
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return out
+}
+
+function descendants(root: number): Proc[] {
+  const all = processes()
+  const found: Proc[] = []
+  const walk = (pid: number) => {
+    for (const p of all.filter((x) => x.ppid === pid)) {
+      found.push(p)
+      walk(p.pid)
+    }
+  }
+  walk(root)
+  return found
+}
+
+const alive = (pids: number[]) => {
+  const live = new Set(processes().map((p) => p.pid))
+  return pids.filter((p) => live.has(p))
+}
+
+async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
+async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
+  const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
+  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development' }
+  for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) delete env[k]
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let text = ''
+  proc.stdout!.on('data', (b) => (text += b))
+  proc.stderr!.on('data', (b) => (text += b))
+  await until('start to be up', () => /Press Ctrl-C to stop/.test(text) || proc.exitCode !== null)
+  assert.equal(proc.exitCode, null, text)
+  const root = [invoice, flags, webhooks].map((p) => `http://127.0.0.1:${p}`)
+  return { proc, output: () => text, invoice: `${root[0]}/api/v1`, root }
+}
+
+describe('ops: stopping `start`', function () {
+  this.timeout(240_000)
+  let proc: ChildProcess | undefined
+  let tree: number[] = []
+  afterEach(() => {
+    // Whatever a failed test left running.
+    for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+  })
+
+  it('SIGTERM to the process group: services drain against live redis/MongoDB, exit 0, nothing left running', async () => {
+    const s = await startAll()
+    proc = s.proc
+    const signup = await post(`${s.invoice}/signup`, { email: 'start-stop@example.com' })
+    assert.equal(signup.status, 200, signup.text)
+    const children = descendants(proc.pid!)
+    tree = children.map((p) => p.pid)
+    for (const name of ['redis-server', 'jongodb']) assert.ok(children.some((p) => p.name.startsWith(name)), `${name} runs: ${JSON.stringify(children)}`)
+
+    const exited = waitForExit(proc)
+    process.kill(-proc.pid!, 'SIGTERM')
+    const code = await exited
+    const out = s.output()
+    assert.equal(code, 0, out)
+    assert.doesNotMatch(out, /ECONNREFUSED/)
+    assert.doesNotMatch(out, /shutdown took too long|shutdown failed/)
+    await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 15_000).catch(() => {
+      throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
+    })
+  })
+
+  it('exports queue depth once for the whole system by default, and prints the Stripe simulator address and key the stripe client can use', async () => {
+    const s = await startAll()
+    proc = s.proc
+    tree = descendants(proc.pid!).map((p) => p.pid)
+    // Every API of `start` lives in the one process: its /metrics (on any port) has the gauges.
+    const metrics = (await get(`${s.root[0]}/metrics`)).text
+    for (const state of ['waiting', 'active', 'delayed', 'failed']) assert.match(metrics, new RegExp(`^queue_jobs\\{queue="invoice-render",state="${state}"\\} \\d+$`, 'm'))
+    assert.match(metrics, /^queue_jobs\{queue="capture-forward",state="waiting"\} \d+$/m)
+
+    const address = /^ {2}stripe +(http:\/\/\S+) /m.exec(s.output())?.[1]
+    const key = /^ +secret key (sk_test_\w+)$/m.exec(s.output())?.[1]
+    assert.ok(address && key, s.output())
+    const u = new URL(address)
+    const stripe = new Stripe(key, { host: u.hostname, port: u.port, protocol: 'http', maxNetworkRetries: 0 })
+    const session = await stripe.checkout.sessions.create({
+      mode: 'payment',
+      line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 500, product_data: { name: 'Printed key' } } }],
+      success_url: 'http://127.0.0.1:1/ok',
+    })
+    assert.equal((await stripe.checkout.sessions.retrieve(session.id)).amount_total, 500)
+    const exited = waitForExit(proc)
+    process.kill(-proc.pid!, 'SIGTERM')
+    assert.equal(await exited, 0, s.output())
+  })
+
+  it('SIGKILL to the parent alone: the embedded services and workers still stop', async () => {
+    const s = await startAll()
+    proc = s.proc
+    const children = descendants(proc.pid!)
+    tree = children.map((p) => p.pid)
+    assert.ok(children.some((p) => p.name.startsWith('redis-server')), JSON.stringify(children))
+
+    const exited = waitForExit(proc)
+    proc.kill('SIGKILL')
+    await exited
+    await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 30_000).catch(() => {
+      throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
+    })
+  })
+})
