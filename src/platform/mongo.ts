@@ -1,7 +1,13 @@
 // MongoDB: the source of truth. Each domain declares its indexes; they are created at start.
 import { MongoClient, MongoServerError, type Db, type IndexDescription } from 'mongodb'
+import { physicalNames } from './partitioned.ts'
 
-export type IndexSpec = { collection: string; indexes: IndexDescription[] }
+export type IndexSpec = {
+  collection: string
+  indexes: IndexDescription[]
+  /** A growing collection spread over this many slots on the embedded engine (partitioned.ts); 1 on MongoDB. */
+  partitions?: number
+}
 
 export async function connectMongo(url: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   const client = new MongoClient(url, {
@@ -15,7 +21,8 @@ export async function connectMongo(url: string, dbName: string): Promise<{ clien
 
 export async function ensureIndexes(db: Db, specs: IndexSpec[]): Promise<void> {
   for (const spec of specs) {
-    if (spec.indexes.length) await db.collection(spec.collection).createIndexes(spec.indexes)
+    if (!spec.indexes.length) continue
+    for (const name of physicalNames(db, spec.collection)) await db.collection(name).createIndexes(spec.indexes)
   }
 }
 
