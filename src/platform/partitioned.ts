@@ -10,7 +10,7 @@
 // slot count of each partitioned collection is fixed the first time a database is used and kept
 // in that database (`qw_layout`), so every process (API, workers, a later start from a snapshot)
 // agrees on it whatever its configuration says.
-import { v3 as murmur3 } from 'murmurhash'
+import murmurhash from 'murmurhash'
 import type { Collection, Db, Document, Filter } from 'mongodb'
 
 export const LAYOUT_COLLECTION = 'qw_layout'
@@ -51,7 +51,7 @@ export class Partitioned<T extends Document> {
    */
   slotOf(key: string, block = 0): number {
     if (this.slots === 1) return 0
-    return (murmur3(key) + block) % this.slots
+    return (murmurhash.v3(key) + block) % this.slots
   }
 
   of(key: string, block = 0): Collection<T> {
@@ -63,6 +63,13 @@ export class Partitioned<T extends Document> {
     let n = 0
     for (const c of this.all()) n += (await c.deleteMany(filter)).deletedCount
     return n
+  }
+
+  /** Every matching document of every slot (for sweeps and tests: no order across slots). */
+  async findAll(filter: Filter<T> = {}): Promise<T[]> {
+    const out: T[] = []
+    for (const c of this.all()) out.push(...((await c.find(filter).toArray()) as T[]))
+    return out
   }
 
   async countDocuments(filter: Filter<T> = {}): Promise<number> {
@@ -97,6 +104,12 @@ export async function loadLayouts(db: Db, wanted: Record<string, number>): Promi
   }
   layouts.set(db, map)
   return map
+}
+
+/** The stored layout of `base` for a connection that did not load layouts (scripts); one slot when none is stored. */
+export async function readLayout<T extends Document>(db: Db, base: string): Promise<Partitioned<T>> {
+  const doc = await db.collection<LayoutDoc>(LAYOUT_COLLECTION).findOne({ _id: base })
+  return new Partitioned<T>(db, base, doc?.slots ?? 1)
 }
 
 /** Every physical collection name of a loaded layout (used by snapshots and index creation). */
