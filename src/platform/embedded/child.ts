@@ -37,11 +37,13 @@ export function spawnUntilReady<T>(
   args: string[],
   ready: (line: string) => T | undefined,
   timeoutMs = 20_000,
+  /** Own process group: a terminal's Ctrl-C (sent to the whole foreground group) does not reach it; the parent stops it. */
+  ownGroup = false,
 ): Promise<{ child: StartedChild; value: T }> {
   hookExit()
   return new Promise((resolve, reject) => {
     // detached: false keeps it in our process group so Ctrl-C reaches it too.
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
     children.add(proc)
     let settled = false
     let tail = ''

@@ -53,6 +53,7 @@ export async function startRedisServer(opts: { port?: number; dir?: string; appe
     '--maxmemory-policy', 'noeviction',
     '--protected-mode', 'yes',
   ]
-  const { child } = await spawnUntilReady(bin, args, (line) => (/Ready to accept connections/.test(line) ? true : undefined))
+  // Its own process group (like the engine): Ctrl-C must not stop Redis under draining workers.
+  const { child } = await spawnUntilReady(bin, args, (line) => (/Ready to accept connections/.test(line) ? true : undefined), 20_000, true)
   return { url: `redis://127.0.0.1:${port}`, port, child }
 }
