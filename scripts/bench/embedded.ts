@@ -9,7 +9,7 @@
 // and its RSS, and each block's ratio against the first (empty-store) block.
 // Results go to docs/benchmarks.md (section "## Embedded store").
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import getPort from 'get-port'
@@ -26,15 +26,17 @@ const TICK = 100 // clock ticks per second (USER_HZ) on Linux
 
 interface System {
   proc: ChildProcess
-  ports: { invoice: number; webhooks: number }
+  ports: { invoice: number; flags: number; webhooks: number }
   mongoUrl: string
   enginePid: number
   dir: string
 }
 
-async function startSystem(): Promise<System> {
-  const dir = mkdtempSync(join(tmpdir(), 'qw-bench-embedded-'))
-  const ports = { invoice: await getPort(), flags: await getPort(), webhooks: await getPort() }
+async function startSystem(
+  dir = mkdtempSync(join(tmpdir(), 'qw-bench-embedded-')),
+  ports = { invoice: 0, flags: 0, webhooks: 0 },
+): Promise<System> {
+  if (!ports.invoice) Object.assign(ports, { invoice: await getPort(), flags: await getPort(), webhooks: await getPort() })
   const env = { ...process.env }
   delete env.MONGO_URL
   delete env.REDIS_URL
@@ -207,6 +209,22 @@ async function main(): Promise<void> {
       rows.push(row)
       console.log(row)
     }
+    // A clean stop writes the last snapshot; the next start restores it. How long each takes with
+    // everything above stored, and whether it all came back.
+    await mongo.close()
+    const stopAt = performance.now()
+    sys.proc.kill('SIGTERM')
+    const code = await new Promise((r) => sys.proc.once('exit', r))
+    const stopMs = performance.now() - stopAt
+    const snapDir = join(sys.dir, 'data', 'snapshot')
+    const snapMb = readdirSync(snapDir).reduce((n, f) => n + statSync(join(snapDir, f)).size, 0) / 1e6
+    const startAt = performance.now()
+    const again = await startSystem(sys.dir, sys.ports)
+    const startMs = performance.now() - startAt
+    const back = await fetch(`${wh}/api/v1/endpoints/${hook.split('/').pop()}`, { headers: { authorization: `Bearer ${whKey}` } }).then((r) => r.json() as Promise<{ request_count: number }>)
+    const restart = `Clean stop (SIGTERM, exit ${code}) with everything above stored: ${(stopMs / 1000).toFixed(1)} s, snapshot ${snapMb.toFixed(0)} MB; next start until ready (restore included): ${(startMs / 1000).toFixed(1)} s; captures stored after restart: ${back.request_count} (expected ${CAPTURES}).`
+    console.log(`\n${restart}`)
+    sys.proc = again.proc
     writeBenchSection(
       [
         '## Embedded store (`npm run bench:embedded`)',
@@ -226,10 +244,12 @@ async function main(): Promise<void> {
         '|---|---|---|---|---|---|---|---|---|---|',
         ...rows,
         '',
+        restart,
+        '',
       ].join('\n'),
     )
   } finally {
-    await mongo.close()
+    await mongo.close().catch(() => undefined)
     sys.proc.kill('SIGTERM')
     await new Promise((r) => sys.proc.once('exit', r))
     rmSync(sys.dir, { recursive: true, force: true })
