@@ -42,7 +42,7 @@ export function spawnUntilReady<T>(
 ): Promise<{ child: StartedChild; value: T }> {
   hookExit()
   return new Promise((resolve, reject) => {
-    // detached: false keeps it in our process group so Ctrl-C reaches it too.
+    // By default in our process group, so Ctrl-C reaches it too; ownGroup keeps it out of that.
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
     children.add(proc)
     let settled = false

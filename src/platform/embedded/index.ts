@@ -26,6 +26,8 @@ export interface Infra {
 export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; known?: KnownCollections } = {}): Promise<Infra> {
   const started: StartedChild[] = []
   // The data folder is checked before anything starts: a folder that cannot be used stops here.
+  // With data kept, the engine and Redis get their own process groups: a terminal's Ctrl-C must
+  // not stop them before the last snapshot is written (infra.stop() stops them after it).
   const keep = !config.MONGO_URL && !opts.ephemeral && !config.EPHEMERAL
   const folder: OpenedFolder | null = keep ? await openDataFolder(config.DATA_DIR) : null
   // Queues and their jobs (forward retries, batch renders) are kept beside the snapshot: Redis's own append-only file.
@@ -33,13 +35,13 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
   if (redisDir) await mkdir(redisDir, { recursive: true })
   const [redisUrl, mongoUrl] = await Promise.all([
     config.REDIS_URL ??
-      startRedisServer({ dir: redisDir }).then((r) => {
+      startRedisServer({ dir: redisDir, ownGroup: keep }).then((r) => {
         started.push(r.child)
         logger.info({ url: r.url }, 'started embedded redis-server')
         return r.url
       }),
     config.MONGO_URL ??
-      startMongoEngine().then((m) => {
+      startMongoEngine({ ownGroup: keep }).then((m) => {
         started.push(m.child)
         logger.info({ url: m.url, dataDir: folder?.dir ?? null }, `started embedded MongoDB-compatible engine (${folder ? 'data kept' : 'data is not kept'})`)
         return m.url

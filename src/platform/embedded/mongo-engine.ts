@@ -12,11 +12,11 @@ export interface EmbeddedMongo {
   child: StartedChild
 }
 
-export async function startMongoEngine(): Promise<EmbeddedMongo> {
+/** ownGroup: out of our process group, so that a terminal's Ctrl-C reaches it only through us. */
+export async function startMongoEngine(opts: { ownGroup?: boolean } = {}): Promise<EmbeddedMongo> {
   const pkg = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')
   const bin = join(dirname(pkg), 'bin', 'jongodb')
   const port = await getPort({ host: '127.0.0.1' })
-  // Its own process group: Ctrl-C must not stop the engine before `start` has written its last snapshot.
   const { child, value } = await spawnUntilReady(
     bin,
     ['--host=127.0.0.1', `--port=${port}`],
@@ -25,7 +25,7 @@ export async function startMongoEngine(): Promise<EmbeddedMongo> {
       return m ? m[1] : undefined
     },
     20_000,
-    true,
+    opts.ownGroup,
   )
   return { url: value, child }
 }

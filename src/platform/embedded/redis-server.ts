@@ -39,7 +39,7 @@ export interface EmbeddedRedis {
   child: StartedChild
 }
 
-export async function startRedisServer(opts: { port?: number; dir?: string; appendonly?: boolean } = {}): Promise<EmbeddedRedis> {
+export async function startRedisServer(opts: { port?: number; dir?: string; appendonly?: boolean; ownGroup?: boolean } = {}): Promise<EmbeddedRedis> {
   const bin = ensureRedisServer()
   const port = opts.port ?? (await getPort({ host: '127.0.0.1' }))
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'qw-redis-'))
@@ -53,7 +53,6 @@ export async function startRedisServer(opts: { port?: number; dir?: string; appe
     '--maxmemory-policy', 'noeviction',
     '--protected-mode', 'yes',
   ]
-  // Its own process group (like the engine): Ctrl-C must not stop Redis under draining workers.
-  const { child } = await spawnUntilReady(bin, args, (line) => (/Ready to accept connections/.test(line) ? true : undefined), 20_000, true)
+  const { child } = await spawnUntilReady(bin, args, (line) => (/Ready to accept connections/.test(line) ? true : undefined), 20_000, opts.ownGroup)
   return { url: `redis://127.0.0.1:${port}`, port, child }
 }
