@@ -6,7 +6,7 @@ import { captures } from '../src/webhooks/captures.ts'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from '../src/platform/queue-names.ts'
-import { startSystem, type TestSystem } from './helpers/system.ts'
+import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
 
@@ -16,6 +16,7 @@ describe('webhooks: retention (captures-expire job, injected clock)', () => {
   before(async () => {
     sys = await startSystem({ services: ['webhooks'], workers: { queues: [QueueName.CapturesExpire] } })
     await sys.platform.queues.listen(QueueName.CapturesExpire)
+    await queuesIdle(sys, [QueueName.CapturesExpire])
   })
   after(async () => {
     clock.reset()
