@@ -34,7 +34,8 @@ function closeServer(server: Server, config: Config): Promise<void> {
   return closeGracefully(server, config.SHUTDOWN_TIMEOUT_MS)
 }
 
-function onShutdown(config: Config, stop: Stopper): void {
+/** `extraMs`: time the stop needs beyond draining, asked when the signal comes (start's final snapshot). */
+function onShutdown(config: Config, stop: Stopper, extraMs: () => number = () => 0): void {
   let stopping = false
   const handler = (sig: string) => {
     if (stopping) return
@@ -43,7 +44,7 @@ function onShutdown(config: Config, stop: Stopper): void {
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting')
       process.exit(1)
-    }, config.SHUTDOWN_TIMEOUT_MS + 2_000)
+    }, config.SHUTDOWN_TIMEOUT_MS + 2_000 + extraMs())
     force.unref()
     stop().then(
       () => process.exit(0),
@@ -104,7 +105,7 @@ async function cmdStart(config: Config, ephemeral = false): Promise<void> {
     await inline?.close()
     await platform.close()
     await infra.stop()
-  })
+  }, infra.stopBudgetMs)
 }
 
 function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl: string } {

@@ -18,6 +18,8 @@ export interface Infra {
   dataDir: string | null
   /** Address of the embedded Stripe simulator, when one was started. */
   stripe?: string
+  /** Time the stop needs beyond draining (the final snapshot of a kept store). */
+  stopBudgetMs(): number
   /** Variables that point this process's children at what was started here (STRIPE_*). */
   env: Record<string, string>
   stop(): Promise<void>
@@ -77,6 +79,7 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
     mongoUrl,
     embedded: { redis: !config.REDIS_URL, mongo: !config.MONGO_URL },
     dataDir: folder?.dir ?? null,
+    stopBudgetMs: () => kept?.closeBudgetMs() ?? 0,
     stripe: sim?.url,
     env: sim ? { STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY: sim.secretKey, STRIPE_WEBHOOK_SECRET: sim.webhookSecret } : {},
     async stop() {

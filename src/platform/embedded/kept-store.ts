@@ -19,6 +19,8 @@ export interface KeptStore {
   snapshot(): Promise<void>
   /** Final snapshot and release of the folder; call after every writer has stopped. */
   close(): Promise<void>
+  /** How long the final snapshot may take: twice the last one, and 10 s more. */
+  closeBudgetMs(): number
 }
 
 export async function keepStore(opts: {
@@ -48,26 +50,38 @@ export async function keepStore(opts: {
   }
 
   let running: Promise<void> | null = null
+  let lastMs = 0
   const snapshot = (): Promise<void> => {
     running ??= (async () => {
       const started = performance.now()
       const names = await collectionsToSave(db, opts.known)
       const m = await writeSnapshot(db, names, join(folder.dir, 'snapshot.new'))
       await swapIn(folder.dir)
+      lastMs = performance.now() - started
       const docs = m.collections.reduce((n, c) => n + c.count, 0)
-      logger.debug({ documents: docs, ms: Math.round(performance.now() - started) }, 'snapshot written')
+      logger[lastMs > 1_000 ? 'info' : 'debug']({ documents: docs, ms: Math.round(lastMs) }, 'snapshot written')
     })().finally(() => (running = null))
     return running
   }
-  const timer = setInterval(() => {
-    snapshot().catch((err) => logger.error({ err: String(err) }, 'periodic snapshot failed; the previous one is kept'))
-  }, opts.intervalMs)
-  timer.unref()
+  // A snapshot reads every document, so it costs more as the store grows: the next one waits at
+  // least ten times as long as the last took, which keeps snapshots under a tenth of the engine's
+  // time (and is what a crash can lose beyond SNAPSHOT_INTERVAL_MS on a large store).
+  let timer: NodeJS.Timeout
+  const schedule = () => {
+    timer = setTimeout(() => {
+      snapshot()
+        .catch((err) => logger.error({ err: String(err) }, 'periodic snapshot failed; the previous one is kept'))
+        .finally(schedule)
+    }, Math.max(opts.intervalMs, 10 * lastMs))
+    timer.unref()
+  }
+  schedule()
 
   return {
     snapshot,
+    closeBudgetMs: () => 2 * lastMs + 10_000,
     async close() {
-      clearInterval(timer)
+      clearTimeout(timer)
       await running?.catch(() => undefined)
       await snapshot()
       await client.close()

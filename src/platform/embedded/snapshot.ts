@@ -4,7 +4,7 @@
 // written into a fresh folder, flushed to disk, and only then swapped in (data-folder.ts), so a
 // crash mid-write leaves the previous snapshot as it was.
 import { createHash } from 'node:crypto'
-import { mkdir, open, readFile, readdir } from 'node:fs/promises'
+import { mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { BSON, type Db } from 'mongodb'
 import { readLayout } from '../partitioned.ts'
@@ -24,6 +24,8 @@ export interface ManifestEntry {
 export interface Manifest {
   format: string
   version: number
+  /** When reading began: everything acknowledged before it is in the snapshot. */
+  started_at: string
   created_at: string
   database: string
   collections: ManifestEntry[]
@@ -55,10 +57,12 @@ async function syncDir(dir: string): Promise<void> {
 /** Write every named collection of `db` into `dir` (created; must not exist) and flush it. */
 export async function writeSnapshot(db: Db, names: string[], dir: string): Promise<Manifest> {
   await mkdir(dir, { recursive: false })
+  const startedAt = new Date().toISOString()
   const entries: ManifestEntry[] = []
   for (const [i, name] of names.entries()) {
     const file = `${String(i).padStart(4, '0')}.bson`
-    const fh = await open(join(dir, file), 'w')
+    // Opened at the first document: most slots of a small store are empty and get no file.
+    let fh: FileHandle | null = null
     const hash = createHash('sha256')
     let count = 0
     let bytes = 0
@@ -75,19 +79,23 @@ export async function writeSnapshot(db: Db, names: string[], dir: string): Promi
         count++
         bytes += buf.length
         if (pendingBytes > 1 << 20) {
+          fh ??= await open(join(dir, file), 'w')
           await fh.write(Buffer.concat(pending))
           pending = []
           pendingBytes = 0
         }
       }
-      if (pending.length) await fh.write(Buffer.concat(pending))
-      await fh.sync()
+      if (pending.length) {
+        fh ??= await open(join(dir, file), 'w')
+        await fh.write(Buffer.concat(pending))
+      }
+      await fh?.sync()
     } finally {
-      await fh.close()
+      await fh?.close()
     }
     if (count > 0) entries.push({ name, file, count, bytes, sha256: hash.digest('hex') })
   }
-  const manifest: Manifest = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, created_at: new Date().toISOString(), database: db.databaseName, collections: entries }
+  const manifest: Manifest = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, started_at: startedAt, created_at: new Date().toISOString(), database: db.databaseName, collections: entries }
   const fh = await open(join(dir, MANIFEST), 'w')
   try {
     await fh.writeFile(JSON.stringify(manifest, null, 2))
