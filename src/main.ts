@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Server } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { ALL_INDEXES, SERVICES, serviceByName } from './services.ts'
+import { ALL_COLLECTIONS, ALL_INDEXES, SERVICES, serviceByName } from './services.ts'
 import type { ServiceDef } from './platform/service.ts'
 import { loadConfig, type Config } from './platform/config.ts'
 import { ensureInfra } from './platform/embedded/index.ts'
@@ -40,7 +40,8 @@ function closeServer(server: Server, config: Config): Promise<void> {
   return closeGracefully(server, config.SHUTDOWN_TIMEOUT_MS)
 }
 
-function onShutdown(config: Config, stop: Stopper): void {
+/** `extraMs`: time the stop needs beyond draining, asked when the signal comes (start's final snapshot). */
+function onShutdown(config: Config, stop: Stopper, extraMs: () => number = () => 0): void {
   let stopping = false
   const handler = (sig: string) => {
     if (stopping) return
@@ -49,7 +50,7 @@ function onShutdown(config: Config, stop: Stopper): void {
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting')
       process.exit(1)
-    }, config.SHUTDOWN_TIMEOUT_MS + 2_000)
+    }, config.SHUTDOWN_TIMEOUT_MS + 2_000 + extraMs())
     force.unref()
     // Spans still buffered for the collector go out before the process ends.
     stop()
@@ -82,8 +83,8 @@ function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess
   return child
 }
 
-async function cmdStart(config: Config): Promise<void> {
-  const infra = await ensureInfra(config)
+async function cmdStart(config: Config, ephemeral = false): Promise<void> {
+  const infra = await ensureInfra(config, { ephemeral, known: ALL_COLLECTIONS })
   // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
   config = loadConfig({ ...process.env, ...infra.env })
   // The whole system runs here, so queue depth is exported here once by default; never by workers.
@@ -100,7 +101,14 @@ async function cmdStart(config: Config): Promise<void> {
   for (const svc of SERVICES) console.log(`  ${svc.name.padEnd(9)} http://localhost:${svc.port(config)}${svc.basePath}`)
   console.log(`  workers   ${config.WORKER_PROCESSES || 'in-process'} process(es)`)
   console.log(`  redis     ${infra.redisUrl}${infra.embedded.redis ? ' (embedded)' : ''}`)
-  console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded, data is not kept)' : ''}`)
+  console.log(`  mongo     ${infra.mongoUrl}${infra.embedded.mongo ? ' (embedded engine)' : ' (MONGO_URL)'}`)
+  if (infra.embedded.mongo) {
+    console.log(
+      infra.dataDir
+        ? `  data      ${infra.dataDir} (kept: snapshot every ${Math.round(config.SNAPSHOT_INTERVAL_MS / 1000)} s and at stop)`
+        : '  data      not kept (ephemeral: everything is gone when this stops)',
+    )
+  }
   if (infra.stripe) {
     // Printed so that the official stripe client (or curl) can be pointed at it: see docs/billing.md.
     console.log(`  stripe    ${infra.stripe} (simulator: no real payments)`)
@@ -117,7 +125,7 @@ async function cmdStart(config: Config): Promise<void> {
     await inline?.close()
     await platform.close()
     await infra.stop()
-  })
+  }, infra.stopBudgetMs)
 }
 
 function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl: string } {
@@ -163,10 +171,10 @@ async function cmdWorker(config: Config, queues: string[], concurrency?: number)
   })
 }
 
-export const USAGE = 'usage: main.ts start | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]'
+export const USAGE = 'usage: main.ts start [--ephemeral] | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]'
 
 export type Command =
-  | { cmd: 'start' }
+  | { cmd: 'start'; ephemeral: boolean }
   | { cmd: 'api'; services: string[] }
   | { cmd: 'worker'; queues: string[]; concurrency?: number }
 
@@ -175,13 +183,13 @@ export function parseCommand(argv: string[]): Command | null {
   const [cmd, ...rest] = argv
   const { values } = parseArgs({
     args: rest,
-    options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' } },
+    options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' }, ephemeral: { type: 'boolean' } },
     allowPositionals: false,
   })
   const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : [])
   switch (cmd) {
     case 'start':
-      return { cmd }
+      return { cmd, ephemeral: values.ephemeral === true }
     case 'api':
       return { cmd, services: values.service ? list(values.service) : SERVICES.map((s) => s.name) }
     case 'worker': {
@@ -206,7 +214,7 @@ async function main(argv: string[]): Promise<void> {
   await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: `queueworks-${role}` })
   switch (command.cmd) {
     case 'start':
-      return cmdStart(config)
+      return cmdStart(config, command.ephemeral)
     case 'api':
       return cmdApi(config, command.services)
     case 'worker':

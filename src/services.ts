@@ -7,6 +7,7 @@ import type { ServiceDef } from './platform/service.ts'
 import { invoiceService } from './invoice/service.ts'
 import { flagsService } from './flags/service.ts'
 import { webhooksService } from './webhooks/service.ts'
+import { LAYOUT_COLLECTION } from './platform/partitioned.ts'
 
 export const SERVICES: ServiceDef[] = [invoiceService, flagsService, webhooksService]
 
@@ -17,3 +18,20 @@ export function serviceByName(name: string): ServiceDef {
 }
 
 export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billingIndexes, ...SERVICES.flatMap((s) => s.indexes)]
+
+/**
+ * Every collection the services keep, for snapshots of the embedded engine (it cannot list its
+ * collections). Those with indexes come from ALL_INDEXES; the rest are named here, and
+ * test/embedded-collections.test.ts checks that every collection the code names is one of them.
+ */
+export const ALL_COLLECTIONS = {
+  partitioned: ALL_INDEXES.filter((s) => s.partitions).map((s) => s.collection),
+  plain: [
+    ...ALL_INDEXES.filter((s) => !s.partitions).map((s) => s.collection),
+    'flag_project_counters',
+    'newsletter_subscribers',
+    'capture_bodies.files',
+    'capture_bodies.chunks',
+    LAYOUT_COLLECTION,
+  ],
+}

@@ -2,6 +2,7 @@
 // messages, and a table of bad input that must answer a clear 4xx JSON error and change nothing.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
 import { assertJsonError, call, get, post, type Res } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 import { sha256 } from '../src/platform/ids.ts'
@@ -27,7 +28,7 @@ describe('invoice API: endpoints', () => {
   after(async () => sys?.stop())
 
   const usageOf = async (k: string) => (await get(`${base}/usage`, { key: k })).json
-  const invoiceCount = () => sys.platform.db.collection('invoices').countDocuments({})
+  const invoiceCount = () => invoiceSlots(sys.platform.db).countDocuments({})
 
   describe('POST /signup', () => {
     it('creates a free account with a dm_ key that is stored only as a hash', async () => {

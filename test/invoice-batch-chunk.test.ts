@@ -36,7 +36,7 @@ describe('invoice batches: rendering one chunk of rows', () => {
       st.rows.filter((r: any) => r.state === 'done').map((r: any) => r.row),
       Array.from({ length: 20 }, (_, i) => i),
     )
-    const row7 = await invoices(sys.platform.db).findOne({ batch_id: batchId, row: 7 })
+    const row7 = await invoices(sys.platform.db, batchId).findOne({ batch_id: batchId, row: 7 })
     assert.equal(row7!.job_id, `${batchId}-0`, 'the row records the chunk job that rendered it')
     assert.equal(row7!.pdf, undefined, "a batch row's PDF is not on the row")
     const pdf = await get(`${sys.url.invoice}/invoices/${row7!._id}`, { key })
@@ -45,16 +45,16 @@ describe('invoice batches: rendering one chunk of rows', () => {
 
     const again = await renderBatchChunk(sys.platform, { batch_id: batchId, from: 0, to: 20 }, opts)
     assert.deepEqual([again.state, again.rendered], ['skipped', 0])
-    assert.equal(await pdfs(sys.platform.db).countDocuments({ batch_id: batchId }), 20)
+    assert.equal(await pdfs(sys.platform.db, batchId).countDocuments({ batch_id: batchId }), 20)
   })
 
   it('replaces a PDF stored by an attempt that died before marking its rows done', async () => {
     const { key } = await account(sys, 'starter')
     const res = await submit(sys, key, rows(3, 50))
     const batchId = res.json.batch_id as string
-    const first = await invoices(sys.platform.db).findOne({ batch_id: batchId, row: 0 })
+    const first = await invoices(sys.platform.db, batchId).findOne({ batch_id: batchId, row: 0 })
     // What a killed attempt leaves: the PDF stored, the row still open.
-    await invoices(sys.platform.db).updateOne({ _id: first!._id }, { $set: { status: 'rendering' } })
+    await invoices(sys.platform.db, first!._id).updateOne({ _id: first!._id }, { $set: { status: 'rendering' } })
     const junk = Buffer.from('not a pdf')
     await insertPdfs(sys.platform.db, [
       { _id: first!._id, account_id: first!.account_id, batch_id: batchId, pdf: new Binary(junk), size_bytes: junk.length, render_ms: 1, rendered_at: new Date(), created_at: first!.created_at },
@@ -65,7 +65,7 @@ describe('invoice batches: rendering one chunk of rows', () => {
     const pdf = await get(`${sys.url.invoice}/invoices/${first!._id}`, { key })
     assert.equal(pdf.status, 200)
     assert.match(pdfText(pdf.body), /INV-1050/)
-    assert.equal(await pdfs(sys.platform.db).countDocuments({ batch_id: batchId }), 3)
+    assert.equal(await pdfs(sys.platform.db, batchId).countDocuments({ batch_id: batchId }), 3)
   })
 
   it('stores what it rendered before a failing row and retries; on the last attempt only that row fails', async () => {
@@ -73,7 +73,7 @@ describe('invoice batches: rendering one chunk of rows', () => {
     const res = await submit(sys, key, rows(4, 70))
     const batchId = res.json.batch_id as string
     // A stored request the worker cannot use: not the client's doing (it was valid when accepted).
-    await invoices(sys.platform.db).updateOne({ batch_id: batchId, row: 1 }, { $set: { 'request.items': [] } })
+    await invoices(sys.platform.db, batchId).updateOne({ batch_id: batchId, row: 1 }, { $set: { 'request.items': [] } })
     const chunk = { batch_id: batchId, from: 0, to: 20 }
     const states = async () => (await get(res.json.status_url, { key })).json.rows.map((r: any) => r.state)
     assert.equal(await usage(sys, key), 4)
@@ -88,6 +88,6 @@ describe('invoice batches: rendering one chunk of rows', () => {
     assert.deepEqual(st.rows.map((r: any) => r.state), ['done', 'failed', 'done', 'done'])
     assert.equal(st.rows[1].error, 'The invoice could not be rendered. Please retry.')
     assert.equal(await usage(sys, key), 3, "the failed row's unit is released")
-    assert.equal(await pdfs(sys.platform.db).countDocuments({ batch_id: batchId }), 3)
+    assert.equal(await pdfs(sys.platform.db, batchId).countDocuments({ batch_id: batchId }), 3)
   })
 })

@@ -3,6 +3,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
+import { pdfSlots } from '../src/invoice/pdf-store.ts'
 import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { QueueName } from './helpers/queue-names.ts'
@@ -124,8 +126,8 @@ describe('invoices-expire: retention of stored invoices, batches and keys', () =
     const single = await call('POST', `${sys.url.invoice}/invoice`, { json: row(5), key, headers: { 'idempotency-key': 'keep-me' } })
     assert.equal(single.status, 200)
     assert.equal((await post(`${sys.url.invoice}/demo-invoice`, row(6))).status, 200)
-    const count = () => sys.platform.db.collection('invoices').countDocuments({})
-    const batchPdfs = () => sys.platform.db.collection('invoice_pdfs').countDocuments({ batch_id: res.json.batch_id })
+    const count = () => invoiceSlots(sys.platform.db).countDocuments({})
+    const batchPdfs = () => pdfSlots(sys.platform.db).countDocuments({ batch_id: res.json.batch_id })
     assert.equal(await count(), 4)
     assert.equal(await batchPdfs(), 2)
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
 import { call, get } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 import { pdfs } from '../src/invoice/pdf-store.ts'
@@ -173,7 +174,7 @@ describe('invoice batches: POST /invoices/batch, status, stored invoices, archiv
     // Each batch row's PDF records when its render finished. While the single waited, only the
     // batch renders already in the thread pool could finish (one per chunk job: 3 with the default
     // 2 threads) and one beside its own render: the single was not queued behind the batch.
-    const rendered = (range: object) => pdfs(sys.platform.db).countDocuments({ batch_id: res.json.batch_id, rendered_at: range })
+    const rendered = (range: object) => pdfs(sys.platform.db, res.json.batch_id).countDocuments({ batch_id: res.json.batch_id, rendered_at: range })
     const during = await rendered({ $gte: sent, $lte: answered })
     assert.ok(during <= 5, `batch rows rendered while the single waited: ${during}`)
     const later = await rendered({ $gt: answered })
@@ -212,7 +213,7 @@ describe('invoice batches without workers: unfinished batches and racing for quo
     assert.equal(accepted.length, 3)
     assert.equal(refused.length, 3)
     assert.equal(await usage(sys, key), 90)
-    const stored = await sys.platform.db.collection('invoices').countDocuments({ kind: 'batch', account_id: { $exists: true } })
+    const stored = await invoiceSlots(sys.platform.db).countDocuments({ kind: 'batch', account_id: { $exists: true } })
     assert.equal(stored, 3 * 30 + 3) // plus the previous test's 3 rows
     const last = await submit(sys, key, rows(10))
     assert.equal(last.status, 202)

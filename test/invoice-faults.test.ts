@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startSystem, spawnWorker, waitForExit, type TestSystem } from './helpers/system.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
 import { get, post, type Res } from './helpers/http.ts'
 import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
@@ -56,7 +57,7 @@ describe('invoice faults', function () {
       await sys?.stop()
     })
 
-    const invoices = () => sys.platform.db.collection('invoices')
+    const invoices = () => invoiceSlots(sys.platform.db)
     const signup = async (email: string) => (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
     const usage = async (key: string) => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
 
@@ -66,11 +67,11 @@ describe('invoice faults', function () {
       children.push(first)
       const pending: Promise<Res> = post(`${sys.url.invoice}/invoice`, slowInvoice, { key })
 
-      const doc = await until('the render to start', () => invoices().findOne({ status: 'rendering' }))
+      const doc = await until('the render to start', () => invoices().findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
       await sleep(300) // well inside the ~2.5 s render
       first.kill('SIGKILL')
       await waitForExit(first)
-      assert.equal((await invoices().findOne({ _id: doc._id }))!.status, 'rendering', 'killed before it could finish')
+      assert.equal((await getInvoice(sys.platform.db, doc._id))!.status, 'rendering', 'killed before it could finish')
 
       const second = await readyWorker(sys)
       children.push(second)
@@ -80,7 +81,7 @@ describe('invoice faults', function () {
       qpdfCheck(res.body)
       assert.ok(pdfPages(res.body) > 10)
       assert.equal(await usage(key), 1)
-      const stored = await invoices().findOne({ _id: doc._id })
+      const stored = await getInvoice(sys.platform.db, doc._id)
       assert.equal(stored!.status, 'done')
       assert.equal(stored!.charged, true)
       await kill(second)
@@ -93,8 +94,7 @@ describe('invoice faults', function () {
         const worker = await readyWorker(quick)
         children.push(worker)
         const pending = post(`${quick.url.invoice}/invoice`, slowInvoice, { key })
-        const col = quick.platform.db.collection('invoices')
-        const doc = await until('the render to start', () => col.findOne({ status: 'rendering' }))
+        const doc = await until('the render to start', () => invoiceSlots(quick.platform.db).findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
         await sleep(300)
         await kill(worker)
 
@@ -107,7 +107,7 @@ describe('invoice faults', function () {
         const late = await readyWorker(quick)
         children.push(late)
         await sleep(7_000) // past the 3 s lock and a stalled check: the job is offered again
-        const after = await col.findOne({ _id: doc._id })
+        const after = await getInvoice(quick.platform.db, doc._id)
         assert.equal(after!.status, 'failed')
         assert.equal(after!.charged, false)
         assert.equal(after!.pdf, undefined)
@@ -134,9 +134,9 @@ describe('invoice faults', function () {
         assert.deepEqual(r.json, { error: RENDER_TIMEOUT })
       }
       assert.deepEqual((await get(`${sys.url.invoice}/usage`, { key })).json, { plan: 'free', invoices_this_month: 0, monthly_limit: 5, remaining: 5 })
-      const failed = await sys.platform.db.collection('invoices').find({ status: 'failed' }).toArray()
+      const failed = await invoiceSlots(sys.platform.db).findAll({ status: 'failed' })
       assert.equal(failed.length, 3)
-      assert.ok(failed.every((d) => d.charged === false && d.error.status === 504))
+      assert.ok(failed.every((d) => d.charged === false && d.error?.status === 504))
       const demo = await post(`${sys.url.invoice}/demo-invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1 }] })
       assert.equal(demo.status, 504)
     })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
 import { call, get } from './helpers/http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 import { clock } from '../src/platform/clock.ts'
@@ -50,7 +51,7 @@ describe('Idempotency-Key on POST /invoice and POST /invoices/batch', () => {
     for (const r of results) assert.equal(r.status, 200, r.text)
     assert.equal(new Set(results.map((r) => r.headers.get('x-invoice-id'))).size, 1)
     assert.equal(await usage(sys, key), 1)
-    assert.equal(await sys.platform.db.collection('invoices').countDocuments({ account_id: id }), 1)
+    assert.equal(await invoiceSlots(sys.platform.db).countDocuments({ account_id: id }), 1)
   })
 
   it('keys are per account, and without a key every request counts', async () => {

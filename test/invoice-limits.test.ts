@@ -2,6 +2,7 @@
 // number of simultaneous requests through; X-Forwarded-For counts only when TRUST_PROXY=true.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
 import { get, post } from './helpers/http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 
@@ -39,7 +40,7 @@ describe('invoice limits under concurrency', () => {
     const usage = await get(`${base}/usage`, { key })
     assert.deepEqual(usage.json, { plan: 'free', invoices_this_month: 5, monthly_limit: 5, remaining: 0 })
     const acc = await sys.platform.db.collection('accounts').findOne({ email: 'burst@example.com' })
-    assert.equal(await sys.platform.db.collection('invoices').countDocuments({ account_id: acc!._id, status: 'done' }), 5)
+    assert.equal(await invoiceSlots(sys.platform.db).countDocuments({ account_id: String(acc!._id), status: 'done' }), 5)
   })
 
   it('two accounts bursting at once do not share a quota', async () => {

@@ -2,7 +2,7 @@
 // the usage-reset job (run through its real queue) prunes old counters idempotently.
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startSystem, type TestSystem } from './helpers/system.ts'
+import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
@@ -19,6 +19,7 @@ describe('invoice quota: month rollover', () => {
     sys = await startSystem({ services: ['invoice'] })
     base = sys.url.invoice!
     key = (await post(`${base}/signup`, { email: 'rollover@example.com' })).json.api_key
+    await queuesIdle(sys, [QueueName.InvoicesExpire, QueueName.UsageReset])
   })
   after(async () => {
     clock.reset()

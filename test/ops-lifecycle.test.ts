@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import getPort from 'get-port'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
 import { QueueName } from './helpers/queue-names.ts'
-import { invoices } from '../src/invoice/store.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
 import { startWorkers } from '../workers/main.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
@@ -55,7 +55,7 @@ describe('ops: graceful shutdown of an api process', () => {
 
     // No worker runs yet, so the request is parked waiting for its render.
     const inFlight = post(`${base}/api/v1/invoice`, { items: [{ description: 'Drained safely', quantity: 2, unit_price: 5 }] }, { key })
-    await until('invoice queued', async () => (await invoices(sys.platform.db).countDocuments({ status: 'queued' })) === 1)
+    await until('invoice queued', async () => (await invoiceSlots(sys.platform.db).countDocuments({ status: 'queued' })) === 1)
     const exited = waitForExit(api)
     api.kill('SIGTERM')
     await until('listener closed', async () => {
@@ -109,7 +109,7 @@ describe('ops: scaling and worker probes', () => {
     )
     assert.deepEqual(results.map((r) => r.status), Array(12).fill(200))
 
-    const ids = (await invoices(sys.platform.db).find({ account_id: account._id }).toArray()).map((d) => d._id)
+    const ids = (await invoiceSlots(sys.platform.db).findAll({ account_id: account._id })).map((d) => d._id)
     assert.equal(ids.length, 12)
     const byWorker = new Map<string, number>()
     for (const id of ids) {

@@ -3,6 +3,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { findAccountByKey } from '../src/platform/accounts.ts'
+import { captures } from '../src/webhooks/captures.ts'
 import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
 
 describe('webhooks: management API', () => {
@@ -156,7 +157,7 @@ describe('webhooks: management API', () => {
       const del = await call('DELETE', api(sys, `/endpoints/${ep.endpoint_id}`), { key })
       assert.equal(del.status, 200)
       assert.deepEqual(del.json, { deleted: true, endpoint_id: ep.endpoint_id, requests_deleted: 2 })
-      assert.equal(await sys.platform.db.collection('webhook_captures').countDocuments({ endpoint_id: ep.endpoint_id }), 0)
+      assert.equal(await captures(sys.platform.db).countDocuments({ endpoint_id: ep.endpoint_id }), 0)
       assert.equal((await capture(ep.url)).status, 404)
       assert.equal((await call('DELETE', api(sys, `/endpoints/${ep.endpoint_id}`), { key })).status, 404)
     })
@@ -207,7 +208,7 @@ describe('webhooks: management API', () => {
       assert.equal(refused.length, 15)
       assert.match(refused[0]!.json.error, /Daily request limit reached: the free plan allows 100/)
       assert.ok(Number(refused[0]!.headers.get('retry-after')) > 0)
-      assert.equal(await sys.platform.db.collection('webhook_captures').countDocuments({ endpoint_id: ep.endpoint_id }), 5)
+      assert.equal(await captures(sys.platform.db).countDocuments({ endpoint_id: ep.endpoint_id }), 5)
       const ids = (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests`), { key })).json.requests.map((r: any) => r.id)
       assert.equal(new Set(ids).size, 5)
     })

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
-import { captureKey, captures } from '../src/webhooks/captures.ts'
+import { captureCollection, captureKey } from '../src/webhooks/captures.ts'
 import { endpoints } from '../src/webhooks/endpoints.ts'
 
 describe('webhooks: capture', () => {
@@ -106,7 +106,7 @@ describe('webhooks: capture', () => {
     const db = sys.platform.db
     const seq = (await endpoints(db).findOne({ _id: ep.endpoint_id }))!.seq
     // Occupy the id the next capture will be given, as a concurrent capture with the same id would.
-    await captures(db).insertOne({ _id: captureKey(ep.endpoint_id, seq + 1), endpoint_id: 'someone-else' } as never)
+    await captureCollection(db, ep.endpoint_id, seq + 1).insertOne({ _id: captureKey(ep.endpoint_id, seq + 1), endpoint_id: 'someone-else' } as never)
     const usage = async () => (await get(api(sys, '/account'), { key })).json.usage.requests_today
     const before = await usage()
     const r = await capture(ep.url, { body: 'after a collision', headers: { 'content-type': 'text/plain' } })
@@ -115,7 +115,7 @@ describe('webhooks: capture', () => {
     assert.equal(got.id, seq + 2)
     assert.equal(got.body, 'after a collision')
     assert.equal(await usage(), before + 1)
-    assert.equal((await captures(db).findOne({ _id: captureKey(ep.endpoint_id, seq + 1) }))!.endpoint_id, 'someone-else')
+    assert.equal((await captureCollection(db, ep.endpoint_id, seq + 1).findOne({ _id: captureKey(ep.endpoint_id, seq + 1) }))!.endpoint_id, 'someone-else')
   })
 
   it('unknown token → 404 and nothing stored', async () => {

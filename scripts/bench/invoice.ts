@@ -16,6 +16,7 @@ import type { InvoiceRequest } from '../../src/invoice/schema.ts'
 import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { fmt } from './lib/http-load.ts'
+import { readLayout } from '../../src/platform/partitioned.ts'
 
 const CONCURRENCY = 8
 const THROUGHPUT_N = Number(process.env.BENCH_INVOICES ?? 500)
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${signup.api_key}` }
     const payload = JSON.stringify(invoice)
     const clearStored = async () => {
-      if (usingEmbeddedMongo) await db.collection('invoices').deleteMany({})
+      if (usingEmbeddedMongo) await (await readLayout(db, 'invoices')).deleteMany({})
     }
 
     // Worker RSS is sampled every 50 ms against the number of invoices answered so far. A single

@@ -24,7 +24,7 @@ export function batchArchive(db: Db, rows: RowState[], mtime: Date): Readable {
   for (const r of rows) {
     if (r.state !== 'done') continue
     zip.addReadStreamLazy(entryName(r.row, r.invoice_number), { mtime, compress: false }, (cb) => {
-      pdfs(db).findOne({ _id: r.invoice_id }).then(
+      pdfs(db, r.invoice_id).findOne({ _id: r.invoice_id }).then(
         (doc) => (doc ? cb(null, Readable.from([toBuffer(doc.pdf)])) : cb(new Error(`invoice ${r.invoice_id} is no longer stored`), undefined as never)),
         (err) => cb(err, undefined as never),
       )

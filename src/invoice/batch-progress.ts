@@ -17,7 +17,7 @@ import { invoices, markFailed } from './store.ts'
  * numbers and the job id is the chunk's, so repeats (the watcher retrying) add nothing new.
  */
 export async function enqueueRows(platform: Platform, batchId: string): Promise<void> {
-  const queued = await invoices(platform.db)
+  const queued = await invoices(platform.db, batchId)
     .aggregate<{ row: number }>([{ $match: { batch_id: batchId, status: 'queued' } }, { $project: { _id: 0, row: 1 } }])
     .toArray()
   const starts = [...new Set(queued.map(({ row }) => row - (row % BATCH_CHUNK_ROWS)))].sort((a, b) => a - b)
@@ -35,7 +35,7 @@ export async function enqueueRows(platform: Platform, batchId: string): Promise<
  */
 async function failOrphans(platform: Platform, batchId: string): Promise<number> {
   const cutoff = new Date(clock.nowMs() - 2 * platform.config.JOB_LOCK_MS)
-  const stuck = await invoices(platform.db)
+  const stuck = await invoices(platform.db, batchId)
     .aggregate<{ _id: string; job_id?: string }>([
       { $match: { batch_id: batchId, status: 'rendering', updated_at: { $lt: cutoff } } },
       { $project: { _id: 1, job_id: 1 } },

@@ -25,6 +25,7 @@ import { release, reserve, used } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
 import { sendPdf } from './pdf-response.ts'
 import { storedPdf } from './pdf-store.ts'
+import { batchRowId } from './slot-key.ts'
 import { invoices } from './store.ts'
 
 export const BATCH_PATH = '/api/v1/invoices/batch'
@@ -90,9 +91,9 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
   const expires = new Date(now.getTime() + platform.config.INVOICE_RETENTION_DAYS * 86_400_000)
   try {
     await insertBatch(db, batch)
-    await invoices(db).insertMany(
+    await invoices(db, id).insertMany(
       requests.map((request, row) => ({
-        _id: randomId(),
+        _id: batchRowId(id),
         account_id: account._id,
         kind: 'batch' as const,
         batch_id: id,
@@ -111,7 +112,7 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
     await enqueueDurably(platform, invoiceBatchWatchContract, { batch_id: id })
   } catch (err) {
     // Nothing was promised yet: undo, and give every unit back.
-    await invoices(db).deleteMany({ batch_id: id }).catch(() => undefined)
+    await invoices(db, id).deleteMany({ batch_id: id }).catch(() => undefined)
     await batches(db).deleteOne({ _id: id }).catch(() => undefined)
     await release(db, account._id, period, n)
     throw err
@@ -212,7 +213,7 @@ export function batchRoutes(router: Router, platform: Platform, auth: Middleware
 
   router.get('/invoices/:id', auth, validate(invoiceIdSchema), async (ctx) => {
     const { params } = input(ctx, invoiceIdSchema)
-    const doc = await invoices(platform.db).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
+    const doc = await invoices(platform.db, params.id).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
     if (!doc) throw notFound('Invoice not found')
     if (doc.status === 'done') {
       const pdf = await storedPdf(platform.db, doc)

@@ -85,7 +85,7 @@ export interface RowState {
  * ignored by the embedded engine and row documents carry their PDFs.
  */
 export async function rowStates(db: Db, batchId: string): Promise<RowState[]> {
-  const docs = await invoices(db)
+  const docs = await invoices(db, batchId)
     .aggregate<{ _id: string; row: number; status: InvoiceStatus; error?: RowState['error']; invoice_number?: string }>([
       { $match: { batch_id: batchId } },
       { $sort: { row: 1 } },
@@ -102,7 +102,7 @@ export async function rowStates(db: Db, batchId: string): Promise<RowState[]> {
 }
 
 export async function rowCounts(db: Db, batchId: string): Promise<BatchCounts> {
-  const groups = await invoices(db)
+  const groups = await invoices(db, batchId)
     .aggregate<{ _id: InvoiceStatus; n: number }>([{ $match: { batch_id: batchId } }, { $group: { _id: '$status', n: { $sum: 1 } } }])
     .toArray()
   const counts: BatchCounts = { queued: 0, rendering: 0, done: 0, failed: 0 }

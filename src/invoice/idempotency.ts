@@ -142,7 +142,7 @@ export function invoiceIdempotency(platform: Platform) {
     staleMs: Math.max(60_000, 2 * platform.config.RENDER_TIMEOUT_MS),
     request: (ctx) => (ctx.request as { body?: unknown }).body ?? null,
     async replay(ctx, result) {
-      const doc = 'invoice_id' in result ? await invoices(platform.db).findOne({ _id: result.invoice_id, account_id: accountOf(ctx)._id }) : null
+      const doc = 'invoice_id' in result ? await invoices(platform.db, result.invoice_id).findOne({ _id: result.invoice_id, account_id: accountOf(ctx)._id }) : null
       if (!doc || doc.status !== 'done' || !doc.pdf) throw notFound('The invoice created with this Idempotency-Key is no longer stored')
       sendPdf(ctx, pdfBytes(doc), 'invoice.pdf')
       ctx.set('X-Invoice-Id', doc._id)

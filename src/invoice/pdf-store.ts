@@ -7,6 +7,8 @@
 import { Binary, type Db } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
+import { partitioned } from '../platform/partitioned.ts'
+import { slotKey } from './slot-key.ts'
 
 export interface PdfDoc {
   /** The invoice id. */
@@ -23,10 +25,13 @@ export interface PdfDoc {
 
 export const pdfIndexes: IndexSpec = {
   collection: 'invoice_pdfs',
+  partitions: 128,
   indexes: [{ key: { created_at: 1 }, name: 'created_at' }],
 }
 
-export const pdfs = (db: Db) => db.collection<PdfDoc>('invoice_pdfs')
+/** Partitioned like invoices (store.ts): a PDF is in the slot of its invoice id. */
+export const pdfSlots = (db: Db) => partitioned<PdfDoc>(db, 'invoice_pdfs')
+export const pdfs = (db: Db, id: string) => pdfSlots(db).of(slotKey(id))
 
 export function toBuffer(b: Binary): Buffer {
   return Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength)
@@ -38,25 +43,29 @@ export function toBuffer(b: Binary): Buffer {
  * chunk that died before marking its rows: it is replaced.
  */
 export async function insertPdfs(db: Db, docs: PdfDoc[]): Promise<void> {
-  if (!docs.length) return
-  try {
-    await pdfs(db).insertMany(docs, { ordered: false })
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err
-    await pdfs(db).deleteMany({ _id: { $in: docs.map((d) => d._id) } })
-    await pdfs(db).insertMany(docs, { ordered: false })
+  // A chunk's rows share their batch's slot; grouped anyway, so any set of PDFs is stored right.
+  const bySlot = new Map<string, PdfDoc[]>()
+  for (const d of docs) bySlot.set(pdfs(db, d._id).collectionName, [...(bySlot.get(pdfs(db, d._id).collectionName) ?? []), d])
+  for (const group of bySlot.values()) {
+    const coll = pdfs(db, group[0]!._id)
+    try {
+      await coll.insertMany(group, { ordered: false })
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err
+      await coll.deleteMany({ _id: { $in: group.map((d) => d._id) } })
+      await coll.insertMany(group, { ordered: false })
+    }
   }
 }
 
 /** The PDF of a done invoice (its document), wherever it was stored; null when it is gone (retention). */
 export async function storedPdf(db: Db, doc: { _id: string; pdf?: Binary }): Promise<Buffer | null> {
   if (doc.pdf) return toBuffer(doc.pdf)
-  const stored = await pdfs(db).findOne({ _id: doc._id })
+  const stored = await pdfs(db, doc._id).findOne({ _id: doc._id })
   return stored ? toBuffer(stored.pdf) : null
 }
 
 /** Retention: PDFs of invoices created before `cutoff`. */
 export async function deletePdfsBefore(db: Db, cutoff: Date): Promise<number> {
-  const r = await pdfs(db).deleteMany({ created_at: { $lt: cutoff } })
-  return r.deletedCount
+  return pdfSlots(db).deleteMany({ created_at: { $lt: cutoff } })
 }

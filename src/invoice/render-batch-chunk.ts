@@ -30,7 +30,7 @@ export interface ChunkOutcome {
 }
 
 async function openRows(platform: Platform, chunk: BatchChunk): Promise<InvoiceDoc[]> {
-  return invoices(platform.db)
+  return invoices(platform.db, chunk.batch_id)
     .find({ batch_id: chunk.batch_id, row: { $gte: chunk.from, $lt: chunk.to }, status: { $in: OPEN } })
     .sort({ row: 1 })
     .toArray()

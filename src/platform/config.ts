@@ -25,6 +25,14 @@ const schema = z.object({
   /** Unset → the embedded in-memory MongoDB-compatible engine is started. */
   MONGO_URL: z.string().optional(),
   MONGO_DB: z.string().min(1).default('queueworks'),
+  /** Slots of each partitioned collection, fixed when a database is first used (docs/embedded-store.md). Unset → each collection's default on the embedded engine, 1 on MongoDB. */
+  STORE_PARTITIONS: z.coerce.number().int().min(1).max(1000).optional(),
+  /** Data folder of the embedded engine's snapshots (`start` without MONGO_URL). */
+  DATA_DIR: z.string().min(1).default('.queueworks-data'),
+  /** `true` → the embedded engine keeps nothing (no snapshots read or written), like `start --ephemeral`. */
+  EPHEMERAL: bool.default(false),
+  /** How often `start` snapshots the embedded engine while running (a crash loses at most this much). */
+  SNAPSHOT_INTERVAL_MS: ms.default(60_000),
   /** Redis key prefix of every BullMQ queue (lets several deployments share one Redis). */
   QUEUE_PREFIX: z.string().min(1).default('qw'),
   /** Honour X-Forwarded-For (only behind a proxy you control). */

@@ -2,8 +2,14 @@
 // A store outage must reach clients as a 503 within seconds, not a 500 or a hung request:
 // operations give up after SELECTION_TIMEOUT_MS, and isMongoUnavailable tells those errors apart.
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Db, type IndexDescription } from 'mongodb'
+import { physicalNames } from './partitioned.ts'
 
-export type IndexSpec = { collection: string; indexes: IndexDescription[] }
+export type IndexSpec = {
+  collection: string
+  indexes: IndexDescription[]
+  /** A growing collection spread over this many slots on the embedded engine (partitioned.ts); 1 on MongoDB. */
+  partitions?: number
+}
 
 /** How long an operation waits for a reachable server before failing (and the client gets a 503). */
 const SELECTION_TIMEOUT_MS = 2_500
@@ -30,7 +36,8 @@ export async function connectMongo(url: string, dbName: string): Promise<{ clien
 
 export async function ensureIndexes(db: Db, specs: IndexSpec[]): Promise<void> {
   for (const spec of specs) {
-    if (spec.indexes.length) await db.collection(spec.collection).createIndexes(spec.indexes)
+    if (!spec.indexes.length) continue
+    for (const name of physicalNames(db, spec.collection)) await db.collection(name).createIndexes(spec.indexes)
   }
 }
 

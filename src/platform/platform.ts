@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
 import { QueueRegistry } from './queues.ts'
+import { isEmbeddedEngine, loadLayouts } from './partitioned.ts'
 import { createRedis, redisReady } from './redis.ts'
 import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
 
@@ -31,6 +32,7 @@ export async function createPlatform(opts: {
   const { config, redisUrl, mongoUrl } = opts
   const stripe = createStripeClient(config)
   const { client, db } = await connectMongo(mongoUrl, config.MONGO_DB)
+  await loadLayouts(db, await wantedLayouts(db, config, opts.indexes))
   await ensureIndexes(db, opts.indexes)
   const redis = createRedis(redisUrl, 'producer')
   await redisReady(redis)
@@ -50,4 +52,12 @@ export async function createPlatform(opts: {
       await client.close()
     },
   }
+}
+
+/** Slot counts for a database's first use: STORE_PARTITIONS, else each spec's own on the engine, 1 on MongoDB. */
+async function wantedLayouts(db: Db, config: Config, specs: IndexSpec[]): Promise<Record<string, number>> {
+  const parted = specs.filter((s) => s.partitions)
+  if (!parted.length) return {}
+  const embedded = config.STORE_PARTITIONS === undefined && (await isEmbeddedEngine(db))
+  return Object.fromEntries(parted.map((s) => [s.collection, config.STORE_PARTITIONS ?? (embedded ? s.partitions! : 1)]))
 }

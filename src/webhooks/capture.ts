@@ -8,14 +8,14 @@ import { scheduleForward } from './forward-schedule.ts'
 import { getAccount } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { clock } from '../platform/clock.ts'
-import { groupInserter } from '../platform/group-insert.ts'
+import { groupInserter, type GroupInsert } from '../platform/group-insert.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
 import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
 import { documented } from '../platform/ops/openapi.ts'
 import type { Platform } from '../platform/platform.ts'
 import { putBody } from './body-store.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
-import { captureKey, captures, type CaptureDoc } from './captures.ts'
+import { captureCollection, captureKey, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
 import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
@@ -51,8 +51,15 @@ function respond(ctx: Context, ep: EndpointDoc): void {
 
 export function captureMiddleware(platform: Platform) {
   const { db } = platform
-  // Captures arrive by the hundred per second on busy endpoints: their inserts are group-committed.
-  const insertCapture = groupInserter(captures(db))
+  // Captures arrive by the hundred per second on busy endpoints: their inserts are group-committed,
+  // one line per slot of the partitioned collection (each slot is its own collection).
+  const inserters = new Map<string, GroupInsert<CaptureDoc>>()
+  const insertCapture = (doc: CaptureDoc) => {
+    const coll = captureCollection(db, doc.endpoint_id, doc.id)
+    let ins = inserters.get(coll.collectionName)
+    if (!ins) inserters.set(coll.collectionName, (ins = groupInserter(coll)))
+    return ins(doc)
+  }
   return documented(async (ctx: Context, next: Next) => {
     const m = HOOK_PATH.exec(ctx.path)
     if (!m) {

@@ -1,8 +1,10 @@
 // Captured requests in MongoDB: one document per request, keyed by endpoint token + integer id,
+// spread over the slots of a partitioned collection by (token, block of 128 ids),
 // with the exact body bytes (inline or GridFS), the headers lower-cased and in arrival order,
 // and the forward delivery state. Forward attempts are documents of their own collection.
 import type { Binary, Db, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
+import { partitioned, type Partitioned } from '../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead'
@@ -56,9 +58,15 @@ export interface AttemptDoc {
   ok: boolean
 }
 
+/** Request ids per block: a block of one endpoint's captures lives in one slot (partitioned.ts). */
+export const CAPTURE_BLOCK = 128
+export const CAPTURES = 'webhook_captures'
+
 export const captureIndexes: IndexSpec[] = [
   {
-    collection: 'webhook_captures',
+    collection: CAPTURES,
+    // 256 slots on the embedded engine: 100,000 captures are ~400 per slot (docs/embedded-store.md).
+    partitions: 256,
     indexes: [
       { key: { endpoint_id: 1, id: -1 }, name: 'endpoint_id', unique: true },
       { key: { expires_at: 1 }, name: 'expires_at' },
@@ -73,34 +81,55 @@ export const captureIndexes: IndexSpec[] = [
   },
 ]
 
-export const captures = (db: Db) => db.collection<CaptureDoc>('webhook_captures')
+export const captures = (db: Db) => partitioned<CaptureDoc>(db, CAPTURES)
 export const attempts = (db: Db) => db.collection<AttemptDoc>('webhook_forward_attempts')
 
 export const captureKey = (token: string, id: number) => `${token}.${id}`
+const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
+
+/** The physical collection that holds (or will hold) capture `id` of endpoint `token`. */
+export const captureCollection = (db: Db, token: string, id: number) => captures(db).of(token, blockOf(id))
 
 export async function getCapture(db: Db, token: string, id: number): Promise<CaptureDoc | null> {
-  return captures(db).findOne({ _id: captureKey(token, id) })
+  return captureCollection(db, token, id).findOne({ _id: captureKey(token, id) })
 }
 
-/** Newest first; `before` pages to older requests, `after` polls for newer ones. */
-export async function listCaptures(db: Db, token: string, opts: { limit: number; before?: number; after?: number }): Promise<CaptureDoc[]> {
-  const id: Record<string, number> = {}
-  if (opts.before !== undefined) id.$lt = opts.before
-  if (opts.after !== undefined) id.$gt = opts.after
-  const filter = Object.keys(id).length ? { endpoint_id: token, id } : { endpoint_id: token }
-  return captures(db).find(filter).sort({ id: -1 }).limit(opts.limit).toArray()
+/**
+ * Newest first; `before` pages to older requests, `after` polls for newer ones. Walks the
+ * endpoint's blocks downward from its newest id (`top`, the endpoint's seq), one query per block,
+ * until `limit` are found.
+ */
+export async function listCaptures(db: Db, token: string, opts: { limit: number; before?: number; after?: number; top: number }): Promise<CaptureDoc[]> {
+  const out: CaptureDoc[] = []
+  const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
+  const lowest = opts.after !== undefined ? opts.after + 1 : 0
+  for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
+    const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
+    if (id.$gte > id.$lte) continue
+    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    out.push(...docs)
+  }
+  return out
 }
 
 export async function listAttempts(db: Db, token: string, id: number): Promise<AttemptDoc[]> {
   return attempts(db).find({ endpoint_id: token, request_id: id }).sort({ at: 1, attempt: 1 }).toArray()
 }
 
-export async function countByEndpoint(db: Db, tokens: string[]): Promise<Map<string, number>> {
-  if (!tokens.length) return new Map()
-  const rows = await captures(db)
-    .aggregate<{ _id: string; n: number }>([{ $match: { endpoint_id: { $in: tokens } } }, { $group: { _id: '$endpoint_id', n: { $sum: 1 } } }])
-    .toArray()
-  return new Map(rows.map((r) => [r._id, r.n]))
+/** Stored captures per endpoint: one aggregate per slot that any of the endpoints' blocks uses. */
+export async function countByEndpoint(db: Db, eps: Array<{ _id: string; seq: number }>): Promise<Map<string, number>> {
+  const out = new Map<string, number>(eps.map((e) => [e._id, 0]))
+  if (!eps.length) return out
+  const parts = captures(db)
+  const tokens = eps.map((e) => e._id)
+  for (const slot of slotsOf(parts, eps)) {
+    const rows = await parts
+      .at(slot)
+      .aggregate<{ _id: string; n: number }>([{ $match: { endpoint_id: { $in: tokens } } }, { $group: { _id: '$endpoint_id', n: { $sum: 1 } } }])
+      .toArray()
+    for (const r of rows) out.set(r._id, (out.get(r._id) ?? 0) + r.n)
+  }
+  return out
 }
 
 /** Delete the given captures with their GridFS bodies and forward attempts. */
@@ -108,16 +137,42 @@ export async function deleteCaptures(db: Db, docs: CaptureDoc[]): Promise<number
   if (!docs.length) return 0
   await deleteBodyFiles(db, docs.flatMap((d) => (d.body_file ? [d.body_file] : [])))
   await attempts(db).deleteMany({ capture: { $in: docs.map((d) => d._id) } })
-  const r = await captures(db).deleteMany({ _id: { $in: docs.map((d) => d._id) } })
-  return r.deletedCount
+  // Grouped by slot: one delete per physical collection.
+  const bySlot = new Map<number, string[]>()
+  const parts = captures(db)
+  for (const d of docs) {
+    const slot = parts.slotOf(d.endpoint_id, blockOf(d.id))
+    bySlot.set(slot, [...(bySlot.get(slot) ?? []), d._id])
+  }
+  let n = 0
+  for (const [slot, ids] of bySlot) n += (await parts.at(slot).deleteMany({ _id: { $in: ids } })).deletedCount
+  return n
+}
+
+/** The slots that the blocks of these endpoints' ids (1…seq) map to. */
+function slotsOf(parts: Partitioned<CaptureDoc>, eps: Array<{ _id: string; seq: number }>): Set<number> {
+  const slots = new Set<number>()
+  for (const e of eps) {
+    const blocks = blockOf(e.seq) + 1
+    if (blocks >= parts.slots) return new Set(parts.all().map((_, i) => i))
+    for (let b = 0; b < blocks; b++) slots.add(parts.slotOf(e._id, b))
+  }
+  return slots
 }
 
 /** Delete every capture of an endpoint, in batches (the engine copies a collection per write). */
-export async function deleteEndpointCaptures(db: Db, token: string, batch = 500): Promise<number> {
+export async function deleteEndpointCaptures(db: Db, ep: { _id: string; seq: number }, batch = 500): Promise<number> {
   let total = 0
-  for (;;) {
-    const docs = await captures(db).find({ endpoint_id: token }).limit(batch).toArray()
-    if (!docs.length) return total
-    total += await deleteCaptures(db, docs)
+  const token = ep._id
+  const parts = captures(db)
+  for (const slot of slotsOf(parts, [ep])) {
+    const coll = parts.at(slot)
+    for (;;) {
+      const docs = await coll.find({ endpoint_id: token }).limit(batch).toArray()
+      if (!docs.length) break
+      total += await deleteCaptures(db, docs)
+      if (docs.length < batch) break
+    }
   }
+  return total
 }

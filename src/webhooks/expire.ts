@@ -18,11 +18,14 @@ export interface ExpireReport {
 
 export async function expireCaptures(db: Db, now: Date, batch = 500): Promise<ExpireReport> {
   const report: ExpireReport = { captures: 0, endpoints: 0, replays: 0, counters: 0 }
-  for (;;) {
-    const docs = await captures(db).find({ expires_at: { $lte: now } }).limit(batch).toArray()
-    if (!docs.length) break
-    report.captures += await deleteCaptures(db, docs)
-    if (docs.length < batch) break
+  // Every slot, in batches: each delete copies only its own slot on the embedded engine.
+  for (const coll of captures(db).all()) {
+    for (;;) {
+      const docs = await coll.find({ expires_at: { $lte: now } }).limit(batch).toArray()
+      if (!docs.length) break
+      report.captures += await deleteCaptures(db, docs)
+      if (docs.length < batch) break
+    }
   }
   const due = await endpoints(db).find({ expires_at: { $lte: now } }).limit(batch).toArray()
   for (const ep of due) {
@@ -37,7 +40,7 @@ export async function expireCaptures(db: Db, now: Date, batch = 500): Promise<Ex
       report.endpoints++
       await releaseEndpointSlot(db, ep.account_id)
     }
-    report.captures += await deleteEndpointCaptures(db, ep._id)
+    report.captures += await deleteEndpointCaptures(db, ep)
   }
   report.replays = (await replays(db).deleteMany({ created_at: { $lte: new Date(now.getTime() - 3_600_000) } })).deletedCount
   report.counters = await pruneDayCounters(db, dayKey(new Date(now.getTime() - 7 * 86_400_000)))

@@ -9,7 +9,7 @@ import { isDuplicateKey } from '../platform/mongo.ts'
 import { metrics, type ForwardOutcome } from '../platform/ops/metrics.ts'
 import { OutboundError, safeFetch } from '../platform/safe-fetch.ts'
 import { getBody } from './body-store.ts'
-import { attempts, captureKey, captures, getCapture, type AttemptDoc } from './captures.ts'
+import { attempts, captureCollection, captureKey, getCapture, type AttemptDoc } from './captures.ts'
 import { endpoints } from './endpoints.ts'
 import { outboundHeaders, targetUrl } from './outbound.ts'
 
@@ -88,7 +88,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     return ok ? 'delivered' : 'failed' // a concurrent run recorded this attempt and its state
   }
   metrics.forwardAttempt(outcome)
-  await captures(db).updateOne(
+  await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
     { _id: cap._id, 'forward.round': ref.round },
     {
       $set: {
@@ -105,7 +105,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
 }
 
 export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date): Promise<void> {
-  await captures(platform.db).updateOne(
+  await captureCollection(platform.db, ref.endpoint_id, ref.request_id).updateOne(
     { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
     { $set: { 'forward.status': 'retrying', 'forward.next_attempt_at': at } },
   )
@@ -113,7 +113,7 @@ export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date)
 
 /** After the last attempt: dead-lettered until someone retries it by hand. */
 export async function markDead(platform: Platform, ref: ForwardRef): Promise<void> {
-  await captures(platform.db).updateOne(
+  await captureCollection(platform.db, ref.endpoint_id, ref.request_id).updateOne(
     { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
     { $set: { 'forward.status': 'dead', 'forward.next_attempt_at': null } },
   )

@@ -13,7 +13,7 @@ import { randomId } from '../platform/ids.ts'
 import type { Platform } from '../platform/platform.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/safe-fetch.ts'
 import { getBody } from './body-store.ts'
-import { captures, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts, listCaptures } from './captures.ts'
+import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts, listCaptures } from './captures.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
@@ -120,7 +120,7 @@ export function webhooksRouter(platform: Platform): Router {
     const account = accountOf(ctx)
     const now = clock.now()
     const all = (await endpoints(db).find({ account_id: account._id }).sort({ created_at: 1 }).toArray()).filter((e) => !isExpired(e, account, now))
-    const counts = await countByEndpoint(db, all.map((e) => e._id))
+    const counts = await countByEndpoint(db, all)
     const base = publicBase(ctx, config)
     ctx.body = { endpoints: all.map((e) => presentEndpoint(e, account, base, counts.get(e._id) ?? 0)) }
   })
@@ -128,7 +128,7 @@ export function webhooksRouter(platform: Platform): Router {
   router.get('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
     const { params } = input(ctx, endpointSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const counts = await countByEndpoint(db, [ep._id])
+    const counts = await countByEndpoint(db, [ep])
     ctx.body = presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0)
   })
 
@@ -140,14 +140,14 @@ export function webhooksRouter(platform: Platform): Router {
     const r = await endpoints(db).deleteOne({ _id: ep._id, account_id: account._id })
     if (r.deletedCount === 0) throw notFound(ENDPOINT_NOT_FOUND)
     await releaseEndpointSlot(db, account._id)
-    const removed = await deleteEndpointCaptures(db, ep._id)
+    const removed = await deleteEndpointCaptures(db, ep)
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 
   router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await listCaptures(db, ep._id, query)
+    const docs = await listCaptures(db, ep._id, { ...query, top: ep.seq })
     const last = docs.at(-1)
     ctx.body = {
       requests: docs.map((d) => presentCapture(d)),
@@ -193,7 +193,7 @@ export function webhooksRouter(platform: Platform): Router {
       throw conflict('The forward of this request is still in progress; retry once it is delivered or dead-lettered')
     }
     const round = cap.forward.round + 1
-    const r = await captures(db).updateOne(
+    const r = await captureCollection(db, ep._id, cap.id).updateOne(
       { _id: cap._id, 'forward.round': cap.forward.round, 'forward.status': cap.forward.status },
       { $set: { 'forward.status': 'pending', 'forward.round': round, 'forward.next_attempt_at': null } },
     )

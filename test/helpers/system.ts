@@ -13,6 +13,7 @@ import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../wor
 import { startStripeSimulator, type StripeSimulator } from '../../src/platform/billing/simulator/server.ts'
 import { clock } from '../../src/platform/clock.ts'
 
+
 export interface TestSystem {
   platform: Platform
   config: Config
@@ -92,4 +93,23 @@ export function spawnWorker(env: Record<string, string>, args: string[] = []): C
 
 export function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))))
+}
+
+/**
+ * Wait until the given queues have no job waiting or running: the scheduled jobs a worker runs
+ * as it starts (retention sweeps visit every slot of a partitioned collection and take a moment)
+ * use the real time, so a test that then moves the clock into the past waits for them first.
+ */
+export async function queuesIdle(sys: TestSystem, names: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    let busy = 0
+    for (const n of names) {
+      const c = await sys.platform.queues.queue(n).getJobCounts('active', 'wait', 'prioritized')
+      busy += (c.active ?? 0) + (c.wait ?? 0) + (c.prioritized ?? 0)
+    }
+    if (busy === 0) return
+    if (Date.now() > deadline) throw new Error(`queues still busy after ${timeoutMs} ms: ${names.join(', ')}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }

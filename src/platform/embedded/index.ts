@@ -6,23 +6,39 @@ import { startRedisServer } from './redis-server.ts'
 import type { StartedChild } from './child.ts'
 import { startStripeSimulator } from '../billing/simulator/server.ts'
 import { WEBHOOK_PATH } from '../billing/stripe-webhook.ts'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { openDataFolder, releaseLock, type OpenedFolder } from './data-folder.ts'
+import { keepStore, type KeptStore, type KnownCollections } from './kept-store.ts'
 
 export interface Infra {
   redisUrl: string
   mongoUrl: string
   embedded: { redis: boolean; mongo: boolean }
+  /** Where the embedded engine's data is kept; null when it is not kept (ephemeral) or not embedded. */
+  dataDir: string | null
   /** Address of the embedded Stripe simulator, when one was started. */
   stripe?: string
+  /** Time the stop needs beyond draining (the final snapshot of a kept store). */
+  stopBudgetMs(): number
   /** Variables that point this process's children at what was started here (STRIPE_*). */
   env: Record<string, string>
   stop(): Promise<void>
 }
 
-export async function ensureInfra(config: Config): Promise<Infra> {
+export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; known?: KnownCollections } = {}): Promise<Infra> {
   const started: StartedChild[] = []
+  // The data folder is checked before anything starts: a folder that cannot be used stops here.
+  // The engine and Redis run in process groups of their own (child.ts): a terminal's Ctrl-C must
+  // not stop them before the last snapshot is written (infra.stop() stops them after it).
+  const keep = !config.MONGO_URL && !opts.ephemeral && !config.EPHEMERAL
+  const folder: OpenedFolder | null = keep ? await openDataFolder(config.DATA_DIR) : null
+  // Queues and their jobs (forward retries, batch renders) are kept beside the snapshot: Redis's own append-only file.
+  const redisDir = folder ? join(folder.dir, 'redis') : undefined
+  if (redisDir) await mkdir(redisDir, { recursive: true })
   const [redisUrl, mongoUrl] = await Promise.all([
     config.REDIS_URL ??
-      startRedisServer().then((r) => {
+      startRedisServer({ dir: redisDir }).then((r) => {
         started.push(r.child)
         logger.info({ url: r.url }, 'started embedded redis-server')
         return r.url
@@ -30,10 +46,32 @@ export async function ensureInfra(config: Config): Promise<Infra> {
     config.MONGO_URL ??
       startMongoEngine().then((m) => {
         started.push(m.child)
-        logger.info({ url: m.url }, 'started embedded MongoDB-compatible engine (data is not kept)')
+        logger.info({ url: m.url, dataDir: folder?.dir ?? null }, `started embedded MongoDB-compatible engine (${folder ? 'data kept' : 'data is not kept'})`)
         return m.url
       }),
-  ])
+  ]).catch(async (err) => {
+    await Promise.all(started.map((c) => c.stop()))
+    if (folder) await releaseLock(folder.dir)
+    throw err
+  })
+  let kept: KeptStore | null = null
+  if (folder) {
+    try {
+      kept = await keepStore({
+        folder,
+        mongoUrl,
+        database: config.MONGO_DB,
+        known: opts.known ?? { partitioned: [], plain: [] },
+        intervalMs: config.SNAPSHOT_INTERVAL_MS,
+        childPids: started.flatMap((c) => (c.proc.pid ? [c.proc.pid] : [])),
+      })
+    } catch (err) {
+      // Never a half-started system: what was started goes, the folder stays as it was.
+      await Promise.all(started.map((c) => c.stop()))
+      await releaseLock(folder.dir)
+      throw err
+    }
+  }
   // Without Stripe keys, local runs get the simulator (never in production: it upgrades for free).
   const sim =
     !config.STRIPE_SECRET_KEY && config.NODE_ENV !== 'production'
@@ -44,10 +82,14 @@ export async function ensureInfra(config: Config): Promise<Infra> {
     redisUrl,
     mongoUrl,
     embedded: { redis: !config.REDIS_URL, mongo: !config.MONGO_URL },
+    dataDir: folder?.dir ?? null,
+    stopBudgetMs: () => kept?.closeBudgetMs() ?? 0,
     stripe: sim?.url,
     env: sim ? { STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY: sim.secretKey, STRIPE_WEBHOOK_SECRET: sim.webhookSecret } : {},
     async stop() {
       await sim?.close()
+      // The last snapshot, after every writer stopped and before the engine does.
+      await kept?.close().catch((err) => logger.error({ err: String(err) }, 'final snapshot failed; the previous snapshot is kept'))
       await Promise.all(started.map((c) => c.stop()))
     },
   }

@@ -1,0 +1,165 @@
+// Snapshots of the embedded engine's data: every collection of one database written as a file of
+// concatenated BSON documents (the driver hands them over raw, so nothing is decoded on the way
+// out), with a manifest naming each file, its document count, size and SHA-256. A snapshot is
+// written into a fresh folder, flushed to disk, and only then swapped in (data-folder.ts), so a
+// crash mid-write leaves the previous snapshot as it was.
+import { createHash } from 'node:crypto'
+import { mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
+import { BSON, type Db } from 'mongodb'
+import { readLayout } from '../partitioned.ts'
+
+export const SNAPSHOT_FORMAT = 'queueworks-embedded-snapshot'
+export const SNAPSHOT_VERSION = 1
+export const MANIFEST = 'manifest.json'
+
+export interface ManifestEntry {
+  name: string
+  file: string
+  count: number
+  bytes: number
+  sha256: string
+}
+
+export interface Manifest {
+  format: string
+  version: number
+  /** When reading began: everything acknowledged before it is in the snapshot. */
+  started_at: string
+  created_at: string
+  database: string
+  collections: ManifestEntry[]
+}
+
+/** Why a snapshot cannot be used; the message names the file and what is wrong. */
+export class DamagedSnapshotError extends Error {}
+
+/**
+ * The physical collections to save, growing data first: a snapshot taken while the system runs is
+ * not a point in time, and reading the counters (endpoint request ids, quotas) after the data they
+ * count means a restored counter is never behind what it counts.
+ */
+export async function collectionsToSave(db: Db, known: { partitioned: string[]; plain: string[] }): Promise<string[]> {
+  const parted: string[] = []
+  for (const base of known.partitioned) parted.push(...(await readLayout(db, base)).names())
+  return [...new Set([...parted, ...known.plain])]
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}
+
+/** Write every named collection of `db` into `dir` (created; must not exist) and flush it. */
+export async function writeSnapshot(db: Db, names: string[], dir: string): Promise<Manifest> {
+  await mkdir(dir, { recursive: false })
+  const startedAt = new Date().toISOString()
+  const entries: ManifestEntry[] = []
+  for (const [i, name] of names.entries()) {
+    const file = `${String(i).padStart(4, '0')}.bson`
+    // Opened at the first document: most slots of a small store are empty and get no file.
+    let fh: FileHandle | null = null
+    const hash = createHash('sha256')
+    let count = 0
+    let bytes = 0
+    try {
+      // raw: the driver's BSON bytes as they came off the wire, written out as they are.
+      const cursor = db.collection(name).find({}, { raw: true, batchSize: 2000 })
+      let pending: Buffer[] = []
+      let pendingBytes = 0
+      for await (const doc of cursor) {
+        const buf = doc as unknown as Buffer
+        pending.push(buf)
+        pendingBytes += buf.length
+        hash.update(buf)
+        count++
+        bytes += buf.length
+        if (pendingBytes > 1 << 20) {
+          fh ??= await open(join(dir, file), 'w')
+          await fh.write(Buffer.concat(pending))
+          pending = []
+          pendingBytes = 0
+        }
+      }
+      if (pending.length) {
+        fh ??= await open(join(dir, file), 'w')
+        await fh.write(Buffer.concat(pending))
+      }
+      await fh?.sync()
+    } finally {
+      await fh?.close()
+    }
+    if (count > 0) entries.push({ name, file, count, bytes, sha256: hash.digest('hex') })
+  }
+  const manifest: Manifest = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, started_at: startedAt, created_at: new Date().toISOString(), database: db.databaseName, collections: entries }
+  const fh = await open(join(dir, MANIFEST), 'w')
+  try {
+    await fh.writeFile(JSON.stringify(manifest, null, 2))
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+  await syncDir(dir)
+  return manifest
+}
+
+/** Read and check a snapshot folder completely (manifest, every file's size and checksum) before anything is restored. */
+export async function readSnapshot(dir: string): Promise<{ manifest: Manifest; files: Map<string, Buffer> }> {
+  let manifest: Manifest
+  try {
+    manifest = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as Manifest
+  } catch (err) {
+    throw new DamagedSnapshotError(`${join(dir, MANIFEST)} is missing or not valid JSON (${(err as Error).message})`)
+  }
+  if (manifest?.format !== SNAPSHOT_FORMAT) throw new DamagedSnapshotError(`${join(dir, MANIFEST)} is not a queueworks snapshot manifest`)
+  if (manifest.version !== SNAPSHOT_VERSION) {
+    throw new DamagedSnapshotError(`${dir} was written in snapshot format version ${manifest.version}; this build reads version ${SNAPSHOT_VERSION}`)
+  }
+  if (!Array.isArray(manifest.collections)) throw new DamagedSnapshotError(`${join(dir, MANIFEST)} lists no collections`)
+  const present = new Set(await readdir(dir))
+  const files = new Map<string, Buffer>()
+  for (const e of manifest.collections) {
+    const path = join(dir, e.file)
+    if (!present.has(e.file)) throw new DamagedSnapshotError(`${path} (collection ${e.name}) is missing`)
+    const buf = await readFile(path)
+    if (buf.length !== e.bytes) throw new DamagedSnapshotError(`${path} (collection ${e.name}) has ${buf.length} bytes, the manifest says ${e.bytes}`)
+    if (createHash('sha256').update(buf).digest('hex') !== e.sha256) throw new DamagedSnapshotError(`${path} (collection ${e.name}) does not match its checksum`)
+    files.set(e.name, buf)
+  }
+  return { manifest, files }
+}
+
+/** Split a file of concatenated BSON documents; throws on a torn document. */
+export function* bsonDocuments(buf: Buffer): Generator<Buffer> {
+  let at = 0
+  while (at < buf.length) {
+    if (at + 5 > buf.length) throw new DamagedSnapshotError('a BSON document is cut short')
+    const len = buf.readInt32LE(at)
+    if (len < 5 || at + len > buf.length) throw new DamagedSnapshotError('a BSON document is cut short')
+    yield buf.subarray(at, at + len)
+    at += len
+  }
+}
+
+/** Load a checked snapshot into an empty database. Values keep their BSON types (ints, longs, doubles, binaries). */
+export async function restoreSnapshot(db: Db, snap: { manifest: Manifest; files: Map<string, Buffer> }): Promise<number> {
+  let total = 0
+  for (const e of snap.manifest.collections) {
+    const coll = db.collection(e.name)
+    let batch: BSON.Document[] = []
+    for (const raw of bsonDocuments(snap.files.get(e.name)!)) {
+      batch.push(BSON.deserialize(raw, { promoteValues: false, promoteLongs: false, promoteBuffers: false }))
+      if (batch.length === 1000) {
+        await coll.insertMany(batch, { ordered: true })
+        batch = []
+      }
+    }
+    if (batch.length) await coll.insertMany(batch, { ordered: true })
+    total += e.count
+  }
+  return total
+}

@@ -1,0 +1,125 @@
+// Partitioned collections: one logical collection of growing data (captures, invoices, PDFs)
+// spread over a fixed number of physical collections ("slots"), so that no single collection
+// grows without bound. The embedded engine copies a whole collection on every write to it
+// (docs/embedded-store.md has the measurements): spreading 100,000 documents over 256 slots keeps
+// each write at the cost of a few hundred documents. On a real MongoDB a layout of one slot is
+// the plain collection under its own name, so existing deployments see no change.
+//
+// A document's slot is a pure function of its key (and, for keys that grow in sequence, of the
+// key's block), so a read by key touches one collection and no locator document is needed. The
+// slot count of each partitioned collection is fixed the first time a database is used and kept
+// in that database (`qw_layout`), so every process (API, workers, a later start from a snapshot)
+// agrees on it whatever its configuration says.
+import murmurhash from 'murmurhash'
+import type { Collection, Db, Document, Filter } from 'mongodb'
+
+export const LAYOUT_COLLECTION = 'qw_layout'
+
+export interface LayoutDoc {
+  _id: string
+  slots: number
+}
+
+export class Partitioned<T extends Document> {
+  constructor(
+    readonly db: Db,
+    readonly base: string,
+    readonly slots: number,
+  ) {}
+
+  /** Physical name of slot i: the base name itself when there is only one. */
+  name(i: number): string {
+    return this.slots === 1 ? this.base : `${this.base}_p${String(i).padStart(3, '0')}`
+  }
+
+  names(): string[] {
+    return Array.from({ length: this.slots }, (_, i) => this.name(i))
+  }
+
+  at(i: number): Collection<T> {
+    return this.db.collection<T>(this.name(i))
+  }
+
+  all(): Array<Collection<T>> {
+    return Array.from({ length: this.slots }, (_, i) => this.at(i))
+  }
+
+  /**
+   * The slot of `key`, moved on by `block`: consecutive blocks of one key (an endpoint's request
+   * ids 0–127, 128–255, …) land in consecutive slots, so one busy key fills every slot evenly
+   * instead of piling up in one.
+   */
+  slotOf(key: string, block = 0): number {
+    if (this.slots === 1) return 0
+    return (murmurhash.v3(key) + block) % this.slots
+  }
+
+  of(key: string, block = 0): Collection<T> {
+    return this.at(this.slotOf(key, block))
+  }
+
+  /** deleteMany on every slot; the number deleted in all. */
+  async deleteMany(filter: Filter<T>): Promise<number> {
+    let n = 0
+    for (const c of this.all()) n += (await c.deleteMany(filter)).deletedCount
+    return n
+  }
+
+  /** Every matching document of every slot (for sweeps and tests: no order across slots). */
+  async findAll(filter: Filter<T> = {}): Promise<T[]> {
+    const out: T[] = []
+    for (const c of this.all()) out.push(...((await c.find(filter).toArray()) as T[]))
+    return out
+  }
+
+  async countDocuments(filter: Filter<T> = {}): Promise<number> {
+    let n = 0
+    for (const c of this.all()) n += await c.countDocuments(filter)
+    return n
+  }
+}
+
+/** Slot counts per database, loaded once by loadLayouts() when the platform connects. */
+const layouts = new WeakMap<Db, Map<string, number>>()
+
+export function partitioned<T extends Document>(db: Db, base: string): Partitioned<T> {
+  const slots = layouts.get(db)?.get(base)
+  if (slots === undefined) throw new Error(`the layout of ${base} was not loaded for database ${db.databaseName} (loadLayouts runs in createPlatform)`)
+  return new Partitioned<T>(db, base, slots)
+}
+
+/**
+ * Fix (first use) or read (later uses) the slot count of each partitioned collection of `db`.
+ * `wanted` is used only when the database has no layout for that collection yet; the first
+ * process to ask wins, and everyone gets the stored answer.
+ */
+export async function loadLayouts(db: Db, wanted: Record<string, number>): Promise<Map<string, number>> {
+  const map = layouts.get(db) ?? new Map<string, number>()
+  for (const [base, slots] of Object.entries(wanted)) {
+    if (!(Number.isInteger(slots) && slots >= 1 && slots <= 1000)) throw new Error(`bad slot count for ${base}: ${slots}`)
+    const doc = await db
+      .collection<LayoutDoc>(LAYOUT_COLLECTION)
+      .findOneAndUpdate({ _id: base }, { $setOnInsert: { slots } }, { upsert: true, returnDocument: 'after' })
+    map.set(base, doc?.slots ?? slots)
+  }
+  layouts.set(db, map)
+  return map
+}
+
+/** The stored layout of `base` for a connection that did not load layouts (scripts); one slot when none is stored. */
+export async function readLayout<T extends Document>(db: Db, base: string): Promise<Partitioned<T>> {
+  const doc = await db.collection<LayoutDoc>(LAYOUT_COLLECTION).findOne({ _id: base })
+  return new Partitioned<T>(db, base, doc?.slots ?? 1)
+}
+
+/** Every physical collection name of a loaded layout (used by snapshots and index creation). */
+export function physicalNames(db: Db, base: string): string[] {
+  const slots = layouts.get(db)?.get(base)
+  return slots === undefined ? [base] : new Partitioned(db, base, slots).names()
+}
+
+/** Whether the server is the embedded engine (jongodb reports itself in buildInfo). */
+export async function isEmbeddedEngine(db: Db): Promise<boolean> {
+  const info = await db.admin().command({ buildInfo: 1 })
+  return String(info.gitVersion ?? '').includes('jongodb') || String(info.version ?? '').includes('jongodb')
+}

@@ -1,0 +1,268 @@
+// `start` on the embedded engine keeps its data, run as a user runs it: `tsx src/main.ts start` in
+// its own process group on free ports with a temporary DATA_DIR. Ctrl-C (SIGINT to the whole
+// group, as a terminal sends it) and start again: keys, projects, flags, endpoints, captures and
+// invoices are there. kill -9 and start again: it starts, with what the last periodic snapshot
+// held, and stops what the killed run left behind. A damaged or foreign data folder stops start
+// with a message and a way out, before anything listens.
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import getPort from 'get-port'
+import { get, post } from './helpers/http.ts'
+
+interface Run {
+  proc: ChildProcess
+  out: () => string
+  exited: Promise<number | null>
+}
+
+const ports = { invoice: 0, flags: 0, webhooks: 0 }
+const base = {
+  invoice: () => `http://127.0.0.1:${ports.invoice}/api/v1`,
+  flags: () => `http://127.0.0.1:${ports.flags}/api/v1`,
+  webhooks: () => `http://127.0.0.1:${ports.webhooks}`,
+}
+
+function startRun(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Run {
+  const clean = { ...process.env }
+  for (const k of ['MONGO_URL', 'REDIS_URL', 'MONGO_DB', 'QUEUE_PREFIX', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'STRIPE_WEBHOOK_SECRET']) delete clean[k]
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start', ...extraArgs], {
+    env: {
+      ...clean,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      INVOICE_PORT: String(ports.invoice),
+      FLAGS_PORT: String(ports.flags),
+      WEBHOOKS_PORT: String(ports.webhooks),
+      SHUTDOWN_TIMEOUT_MS: '20000', // a loaded machine (CI's 2 cores) drains slowly
+      ...env,
+    },
+    detached: true, // its own process group, like a program started in a terminal
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  proc.stdout!.on('data', (b: Buffer) => (out += b.toString()))
+  proc.stderr!.on('data', (b: Buffer) => (out += b.toString()))
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)))
+  return { proc, out: () => out, exited }
+}
+
+async function ready(run: Run): Promise<void> {
+  const deadline = Date.now() + 90_000
+  while (!run.out().includes('Press Ctrl-C')) {
+    if (run.proc.exitCode !== null) throw new Error(`start exited with ${run.proc.exitCode}:\n${run.out()}`)
+    if (Date.now() > deadline) throw new Error(`start did not come up:\n${run.out()}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** Ctrl-C in a terminal: SIGINT to the whole foreground process group. */
+async function ctrlC(run: Run): Promise<number | null> {
+  process.kill(-run.proc.pid!, 'SIGINT')
+  return run.exited
+}
+
+const lockChildren = (dataDir: string): number[] => (JSON.parse(readFileSync(join(dataDir, 'lock.json'), 'utf8')) as { children: number[] }).children
+
+/** Running (a killed process that nobody has reaped yet is a zombie: not running). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** Whatever a run left: its group, and embedded children (own groups) that are still what they were. */
+function cleanup(run: Run, children: number[] = []): void {
+  const ours = (pid: number) => {
+    try {
+      return /jongodb|redis-server/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))
+    } catch {
+      return false
+    }
+  }
+  const targets = [...(run.proc.exitCode === null && run.proc.signalCode === null ? [-run.proc.pid!] : []), ...children.filter(ours)]
+  for (const target of targets) {
+    try {
+      process.kill(target, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+describe('embedded store: data kept across runs of start', function () {
+  this.timeout(300_000)
+  let root: string
+  const runs: Run[] = []
+  const pids: number[] = []
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'qw-persist-test-'))
+    ports.invoice = await getPort({ host: '127.0.0.1' })
+    ports.flags = await getPort({ host: '127.0.0.1', exclude: [ports.invoice] })
+    ports.webhooks = await getPort({ host: '127.0.0.1', exclude: [ports.invoice, ports.flags] })
+  })
+  // A failed test must not leave its run holding the ports for the next one.
+  afterEach(async () => {
+    for (const r of runs.filter((x) => x.proc.exitCode === null && x.proc.signalCode === null)) {
+      cleanup(r, pids)
+      await r.exited
+    }
+  })
+  after(() => {
+    for (const r of runs) cleanup(r, pids)
+    rmSync(root, { recursive: true, force: true })
+  })
+
+  function run(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Run {
+    const r = startRun(dataDir, args, env)
+    runs.push(r)
+    return r
+  }
+
+  it('Ctrl-C and start again: keys, projects, flags, endpoints, captures and invoices are all there', async () => {
+    const dir = join(root, 'kept')
+    const first = run(dir)
+    await ready(first)
+    assert.match(first.out(), new RegExp(`data\\s+${dir.replace(/[/.]/g, '\\$&')} \\(kept`))
+    pids.push(...lockChildren(dir))
+
+    const wh = await post(`${base.webhooks()}/api/v1/signup`, { email: 'keep@example.com' })
+    assert.equal(wh.status, 201, wh.text)
+    const ep = await post(`${base.webhooks()}/api/v1/endpoints`, {}, { key: wh.json.api_key })
+    const hook = `${base.webhooks()}/hook/${ep.json.endpoint_id}`
+    for (let i = 1; i <= 3; i++) assert.equal((await post(hook, { n: i })).status, 200)
+
+    const fl = await post(`${base.flags()}/signup`, { email: 'keep@example.com' })
+    assert.equal(fl.status, 201, fl.text)
+    const project = fl.json.project.id as string
+    const flag = await post(`${base.flags()}/projects/${project}/flags`, { key: 'new-checkout', enabled: true, default_value: 'kept-value' }, { key: fl.json.api_key })
+    assert.equal(flag.status, 201, flag.text)
+
+    const inv = await post(`${base.invoice()}/signup`, { email: 'keep@example.com' })
+    const pdf = await post(`${base.invoice()}/invoice`, { items: [{ description: 'Kept', quantity: 1, unit_price: 10 }] }, { key: inv.json.api_key })
+    assert.equal(pdf.status, 200, pdf.text)
+    const invoiceId = pdf.headers.get('x-invoice-id')!
+
+    assert.equal(await ctrlC(first), 0, first.out())
+    assert.ok(existsSync(join(dir, 'snapshot', 'manifest.json')))
+
+    const second = run(dir)
+    await ready(second)
+    pids.push(...lockChildren(dir))
+    const listed = await get(`${base.webhooks()}/api/v1/endpoints/${ep.json.endpoint_id}/requests`, { key: wh.json.api_key })
+    assert.equal(listed.status, 200, listed.text)
+    assert.deepEqual(listed.json.requests.map((r: { id: number; body: string }) => [r.id, JSON.parse(r.body).n]), [[3, 3], [2, 2], [1, 1]])
+    // The endpoint's request ids go on where they stopped.
+    assert.equal((await post(hook, { n: 4 })).status, 200)
+    const newest = await get(`${base.webhooks()}/api/v1/endpoints/${ep.json.endpoint_id}/requests?limit=1`, { key: wh.json.api_key })
+    assert.equal(newest.json.requests[0].id, 4)
+
+    const flagBack = await get(`${base.flags()}/projects/${project}/flags/new-checkout`, { key: fl.json.api_key })
+    assert.equal(flagBack.status, 200, flagBack.text)
+    const evaluated = await post(`${base.flags()}/evaluate`, { sdk_key: fl.json.sdk_key, flags: ['new-checkout'], context: {} })
+    assert.equal(evaluated.status, 200, evaluated.text)
+    assert.match(evaluated.text, /"kept-value"/, 'the SDK key and the flag evaluate as before')
+
+    const stored = await get(`${base.invoice()}/invoices/${invoiceId}`, { key: inv.json.api_key })
+    assert.equal(stored.status, 200, stored.text)
+    assert.equal(stored.body.subarray(0, 5).toString(), '%PDF-')
+    assert.equal((await get(`${base.invoice()}/usage`, { key: inv.json.api_key })).json.invoices_this_month, 1)
+
+    assert.equal(await ctrlC(second), 0, second.out())
+  })
+
+  it('kill -9: the next start works, with what the last periodic snapshot held, and stops what the killed run left', async () => {
+    const dir = join(root, 'crash')
+    const first = run(dir, [], { SNAPSHOT_INTERVAL_MS: '300' })
+    await ready(first)
+    const orphans = lockChildren(dir)
+    pids.push(...orphans)
+    const wh = await post(`${base.webhooks()}/api/v1/signup`, { email: 'crash@example.com' })
+    assert.equal(wh.status, 201)
+    const ep = await post(`${base.webhooks()}/api/v1/endpoints`, {}, { key: wh.json.api_key })
+    assert.equal((await post(`${base.webhooks()}/hook/${ep.json.endpoint_id}`, { n: 1 })).status, 200)
+    // Wait for a periodic snapshot that started after the capture was acknowledged.
+    const acked = Date.now()
+    const manifest = join(dir, 'snapshot', 'manifest.json')
+    for (let i = 0; ; i++) {
+      if (existsSync(manifest) && Date.parse(JSON.parse(readFileSync(manifest, 'utf8')).started_at) > acked) break
+      if (i > 2_400) throw new Error('no periodic snapshot within 120 s')
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    process.kill(first.proc.pid!, 'SIGKILL')
+    await first.exited
+    assert.ok(orphans.some(alive), 'the killed run left its embedded engine and redis running')
+
+    const second = run(dir)
+    await ready(second)
+    pids.push(...lockChildren(dir))
+    assert.deepEqual(orphans.filter(alive), [], 'the new start stopped what the killed run left')
+    const listed = await get(`${base.webhooks()}/api/v1/endpoints/${ep.json.endpoint_id}/requests`, { key: wh.json.api_key })
+    assert.equal(listed.status, 200, listed.text)
+    assert.deepEqual(listed.json.requests.map((r: { id: number }) => r.id), [1])
+    // The worker of the killed run is an orphan of its own group: gone with that group.
+    try {
+      process.kill(-first.proc.pid!, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+    assert.equal(await ctrlC(second), 0, second.out())
+  })
+
+  it('a damaged snapshot, a folder of another version or a foreign folder: a clear message, a way out, nothing started', async () => {
+    // Damaged: the kept folder of the first test with one byte changed.
+    const damaged = join(root, 'kept')
+    const snap = join(damaged, 'snapshot')
+    const file = join(snap, readdirSync(snap).filter((f) => f.endsWith('.bson')).sort((a, b) => statSync(join(snap, b)).size - statSync(join(snap, a)).size)[0]!)
+    const bytes = readFileSync(file)
+    bytes[10]! ^= 0xff
+    writeFileSync(file, bytes)
+
+    const other = join(root, 'other-version')
+    mkdirSync(other)
+    writeFileSync(join(other, 'store.json'), JSON.stringify({ format: 'queueworks-data', version: 99 }))
+
+    const foreign = join(root, 'foreign')
+    mkdirSync(foreign)
+    writeFileSync(join(foreign, 'notes.txt'), 'mine')
+
+    for (const [dir, message] of [
+      [damaged, /snapshot in .* is damaged: .* does not match its checksum/],
+      [other, /written by another version of queueworks \(data format 99; this build reads 1\)/],
+      [foreign, /is not empty and is not a queueworks data folder/],
+    ] as const) {
+      const r = run(dir)
+      assert.equal(await r.exited, 1, r.out())
+      assert.match(r.out(), message)
+      assert.match(r.out(), /Move it aside to start with an empty store \(mv /)
+      assert.ok(!r.out().includes('Press Ctrl-C'))
+      await assert.rejects(fetch(`${base.webhooks()}/healthz`), 'nothing listens')
+    }
+    assert.deepEqual(readdirSync(foreign), ['notes.txt'], 'a foreign folder is left as it was')
+
+    // The way out works: moved aside, start begins with an empty store.
+    const { renameSync } = await import('node:fs')
+    renameSync(damaged, `${damaged}.broken`)
+    const fresh = run(damaged)
+    await ready(fresh)
+    pids.push(...lockChildren(damaged))
+    assert.equal((await post(`${base.webhooks()}/api/v1/signup`, { email: 'keep@example.com' })).status, 201, 'an empty store')
+    assert.equal(await ctrlC(fresh), 0, fresh.out())
+  })
+
+  it('--ephemeral keeps nothing and says so', async () => {
+    const dir = join(root, 'ephemeral')
+    const r = run(dir, ['--ephemeral'])
+    await ready(r)
+    assert.match(r.out(), /data\s+not kept \(ephemeral/)
+    assert.equal(existsSync(dir), false, 'no data folder')
+    assert.equal(await ctrlC(r), 0, r.out())
+  })
+})
