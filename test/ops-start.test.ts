@@ -3,7 +3,9 @@
 // exits 0 and leaves no process behind; SIGKILL to the parent alone still takes every child down.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import getPort from 'get-port'
 import Stripe from 'stripe'
 import { waitForExit } from './helpers/system.ts'
@@ -65,7 +67,9 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
 /** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
 async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
   const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
-  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development' }
+  // A data folder of its own: each start begins empty (no lease or data left by another run).
+  const dataDir = mkdtempSync(join(tmpdir(), 'qw-start-'))
+  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development', DATA_DIR: dataDir }
   for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) delete env[k]
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let text = ''
