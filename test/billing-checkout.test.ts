@@ -5,7 +5,7 @@ import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from '../src/platform/queue-names.ts'
 import { paymentReconcileJob } from '../jobs/payment-reconcile.ts'
-import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './billing-helpers.ts'
+import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './helpers/billing.ts'
 import { call, get } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 

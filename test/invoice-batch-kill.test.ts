@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
-import { account, rows, submit, unzip, usage, waitFinished } from './invoice-batch.helpers.ts'
+import { account, rows, submit, unzip, usage, waitFinished } from './helpers/invoice-batch.ts'
 
 describe('invoice batches: a worker process killed mid-batch', () => {
   let sys: TestSystem

@@ -3,7 +3,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 import { clock } from '../src/platform/clock.ts'
-import { account, row, rows, submit, usage, waitFinished } from './invoice-batch.helpers.ts'
+import { account, row, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 
 describe('Idempotency-Key on POST /invoice and POST /invoices/batch', () => {
   let sys: TestSystem

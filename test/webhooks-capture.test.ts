@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { captureKey, captures } from '../src/webhooks/captures.ts'
 import { endpoints } from '../src/webhooks/endpoints.ts'
 

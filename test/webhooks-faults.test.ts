@@ -9,7 +9,7 @@ import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from '../src/platform/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
 describe('webhooks: forwarding survives faults', function () {
   this.timeout(120_000)
