@@ -15,6 +15,7 @@ import { startWorkers } from '../workers/main.ts'
 import { JOBS } from '../jobs/index.ts'
 import { closeGracefully, startDraining } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
+import { answerClientErrorsAsJson } from './platform/http/client-error.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
 
 type Stopper = () => Promise<void>
@@ -23,6 +24,7 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   for (const q of svc.awaits) await platform.queues.listen(q)
   const app = mountOps(svc.createApp(platform), platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
+  answerClientErrorsAsJson(server)
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
   // Keep-alive longer than typical load balancers' idle timeout.
   server.keepAliveTimeout = 65_000
