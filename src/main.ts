@@ -155,7 +155,8 @@ export function parseCommand(argv: string[]): Command | null {
     case 'api':
       return { cmd, services: values.service ? list(values.service) : SERVICES.map((s) => s.name) }
     case 'worker': {
-      const n = values.concurrency ? Number(values.concurrency) : undefined
+      // An empty value is a mistake too, not "use the default".
+      const n = values.concurrency !== undefined ? Number(values.concurrency) : undefined
       if (n !== undefined && !(Number.isInteger(n) && n > 0 && n <= 256)) throw new Error('--concurrency must be an integer from 1 to 256')
       return { cmd, queues: list(values.queues), concurrency: n }
     }

@@ -20,7 +20,7 @@ describe('ops: CLI refusals', function () {
   this.timeout(60_000)
 
   it('worker --concurrency must be an integer from 1 to 256', () => {
-    for (const bad of ['0', '-1', '1.5', 'abc', '257', '1e3']) {
+    for (const bad of ['0', '-1', '1.5', 'abc', '257', '1e3', '', ' ']) {
       assert.throws(() => parseCommand(['worker', `--concurrency=${bad}`]), /^Error: --concurrency must be an integer from 1 to 256$/, JSON.stringify(bad))
     }
     assert.deepEqual(parseCommand(['worker', '--concurrency', '1']), { cmd: 'worker', queues: [], concurrency: 1 })
