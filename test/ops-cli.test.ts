@@ -7,7 +7,7 @@ import { parseCommand } from '../src/main.ts'
 
 /** Run `src/main.ts …args` with exactly the given store URLs (none inherited from this process). */
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stderr: string }> {
-  const base = { ...process.env, LOG_LEVEL: 'silent' }
+  const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' }
   delete base.REDIS_URL
   delete base.MONGO_URL
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env: { ...base, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
