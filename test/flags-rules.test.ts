@@ -49,6 +49,9 @@ describe('flags: murmur3 and buckets', () => {
     ['checkout', 'user-340', 0],
     ['checkout', 'user-605', 9999],
     ['checkout', 'user-5271', 2500],
+    // U+0080, the first character that is two bytes in UTF-8: the ASCII fast path must hand it on.
+    ['checkout', '\u0080x', 7832],
+    ['checkout', 'a\u00ff', 7877],
   ]
 
   it('bucket = floor(h * 10000 / 2^32) / 100 over flagKey + value (known answers)', () => {
@@ -83,6 +86,8 @@ describe('flags: murmur3 and buckets', () => {
     assert.equal(served(at(50), { user_id: 'user-3294' }).reason, 'DEFAULT')
     assert.equal(served(at(12.34), { user_id: 'user-114' }).reason, 'DEFAULT')
     assert.equal(served(at(12.35), { user_id: 'user-114' }).reason, 'TARGETING_MATCH')
+    // A rollout of 0 % takes nobody, not even bucket 0.
+    assert.equal(served(at(0), { user_id: 'user-340' }).reason, 'DEFAULT')
     // Bucket 0 is in any positive rollout; bucket 99.99 only at 100 %.
     assert.equal(served(at(0.01), { user_id: 'user-340' }).reason, 'TARGETING_MATCH')
     assert.equal(served(at(99.99), { user_id: 'user-605' }).reason, 'DEFAULT')
@@ -129,6 +134,9 @@ describe('flags: operators', () => {
     const bool = one({ attribute: 'beta', operator: 'eq', value: 'true' })
     assert.equal(served(bool, { beta: true }).reason, 'TARGETING_MATCH')
     assert.equal(served(bool, { beta: false }).reason, 'DEFAULT')
+    assert.equal(served(one({ attribute: 'beta', operator: 'eq', value: 'false' }), { beta: false }).reason, 'TARGETING_MATCH')
+    // Numbers JSON cannot carry (NaN, ±Infinity) are left out of the context, like objects.
+    assert.deepEqual({ ...normalizeContext({ a: NaN, b: Infinity, c: -Infinity, d: 1.5 }) }, { d: '1.5' })
   })
 
   it('neq matches present, different values', () => {
