@@ -78,6 +78,8 @@ describe('platform: safe fetch', () => {
             res.writeHead(200)
             for (let i = 0; i < 40; i++) res.write(Buffer.alloc(50_000))
             return res.end()
+          case '/cookies':
+            return res.writeHead(200, [['Set-Cookie', 'a=1'], ['Set-Cookie', 'b=2']]).end()
           case '/exact-declared':
             return res.writeHead(200, { 'content-length': '1000' }).end(Buffer.alloc(1000, 1))
           case '/located-200':
@@ -112,6 +114,8 @@ describe('platform: safe fetch', () => {
       assert.equal(r.status, 200)
       assert.equal(r.headers['x-test'], 'yes')
       assert.equal(r.body.toString(), 'hello')
+      // A repeated header comes back as one value, joined the way HTTP allows.
+      assert.equal((await safeFetch(`${origin}/cookies`, { allowPrivate: true })).headers['set-cookie'], 'a=1, b=2')
     })
 
     it('sends the method and body it is given', async () => {
