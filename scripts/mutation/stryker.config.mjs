@@ -18,8 +18,10 @@ const GROUPS = {
   },
   outbound: {
     mutate: ['src/webhooks/outbound.ts'],
-    spec: ['test/webhooks-headers.test.ts', 'test/webhooks-forward.test.ts'],
-    stores: true,
+    // The known answers of the rebuild; webhooks-headers/-forward check it end to end but start
+    // the whole service, which would make each mutant cost minutes here.
+    spec: ['test/webhooks-outbound.test.ts'],
+    stores: false,
   },
   quota: {
     mutate: ['src/invoice/quota.ts'],
