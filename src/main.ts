@@ -16,6 +16,7 @@ import { startWorkers } from '../workers/main.ts'
 import { JOBS } from '../jobs/index.ts'
 import { closeGracefully, startDraining, trackConnections } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
+import { answerClientErrorsAsJson } from './platform/http/client-error.ts'
 import { startWorkerHttp } from './platform/ops/worker-http.ts'
 import { startTracing, stopTracing } from './platform/tracing.ts'
 
@@ -27,6 +28,7 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
   const server = app.listen(port, platform.config.HOST)
   trackConnections(server)
+  answerClientErrorsAsJson(server)
   // What the app holds (caches, subscribers) lives as long as the server that serves it.
   server.once('close', () => void close())
   await new Promise<void>((res, rej) => server.once('listening', res).once('error', rej))
@@ -193,7 +195,8 @@ export function parseCommand(argv: string[]): Command | null {
     case 'api':
       return { cmd, services: values.service ? list(values.service) : SERVICES.map((s) => s.name) }
     case 'worker': {
-      const n = values.concurrency ? Number(values.concurrency) : undefined
+      // An empty value is a mistake too, not "use the default".
+      const n = values.concurrency !== undefined ? Number(values.concurrency) : undefined
       if (n !== undefined && !(Number.isInteger(n) && n > 0 && n <= 256)) throw new Error('--concurrency must be an integer from 1 to 256')
       return { cmd, queues: list(values.queues), concurrency: n }
     }

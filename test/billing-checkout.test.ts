@@ -5,7 +5,7 @@ import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { paymentReconcileJob } from '../jobs/payment-reconcile.ts'
-import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './billing-helpers.ts'
+import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './helpers/billing.ts'
 import { call, get } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 
@@ -128,7 +128,7 @@ describe('billing: checkout and webhook (invoice)', function () {
 
   describe('POST /billing/stripe-webhook', () => {
     it('invalid or missing signature → 400, and nothing changes', async () => {
-      const { account, payload } = await paidWithoutWebhook()
+      const { account, event, payload } = await paidWithoutWebhook()
       const cases: Array<[string, string | undefined]> = [
         ['missing header', undefined],
         ['wrong secret', signed(payload, 'whsec_not_the_secret')],
@@ -144,7 +144,8 @@ describe('billing: checkout and webhook (invoice)', function () {
       const tampered = await sendWebhook(sys, 'invoice', payload.replace(account._id, 'someone-else'), signed(payload, sys.stripe!.webhookSecret))
       assert.equal(tampered.status, 400)
       assert.equal(await sys.platform.db.collection('stripe_events').countDocuments({}), 0)
-      await new Promise((r) => setTimeout(r, 300))
+      // Nothing was queued that could change the plan later (the job id an accepted event gets).
+      assert.equal(await sys.platform.queues.queue(QueueName.PaymentReconcile).getJobState(`evt-invoice-${event.id}`), 'unknown')
       assert.equal(await planOf(sys, account._id), 'free')
       assert.equal(await countPlanChanges(sys, account._id), 0)
     })
@@ -159,6 +160,8 @@ describe('billing: checkout and webhook (invoice)', function () {
       await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === 'pro')
       await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
       assert.equal(await sys.platform.db.collection('stripe_events').countDocuments({ event_id: event.id }), 1)
+      // The job id an accepted event gets (the tests above check that refused events have none).
+      assert.equal(await sys.platform.queues.queue(QueueName.PaymentReconcile).getJobState(`evt-invoice-${event.id}`), 'completed')
       // A replay of the reconcile itself is a no-op too.
       const r = await runJob({ kind: 'checkout', session_id: event.data.object.id })
       assert.equal(r.outcome, 'already_applied')
@@ -174,7 +177,9 @@ describe('billing: checkout and webhook (invoice)', function () {
       const p2 = JSON.stringify({ ...event, id: 'evt_other_type', type: 'invoice.paid' })
       const r2 = await sendWebhook(sys, 'invoice', p2, signed(p2, sys.stripe!.webhookSecret))
       assert.deepEqual(r2.json, { received: true, handled: false })
-      await new Promise((r) => setTimeout(r, 300))
+      // Neither was queued (the job id an accepted event gets), so nothing can change the plan later.
+      const queue = sys.platform.queues.queue(QueueName.PaymentReconcile)
+      for (const id of ['evt_other_service', 'evt_other_type']) assert.equal(await queue.getJobState(`evt-invoice-${id}`), 'unknown', id)
       assert.equal(await planOf(sys, account._id), 'free')
     })
 

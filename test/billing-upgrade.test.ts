@@ -1,12 +1,14 @@
 // Plan upgrade end to end, for every service that sells plans: checkout → the hosted page in
 // Debian chromium → Pay → signed webhook → payment-reconcile → new plan and limits, same key.
-// Then the subscription ends → back to free. A service that does not serve billing yet is pending.
+// Then the subscription ends → back to free. Every service that sells plans must serve billing:
+// one that stops is a failure here, not a skipped test.
 import assert from 'node:assert/strict'
 import { chromium, type Browser } from 'playwright-core'
 import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/billing/plans.ts'
-import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './billing-helpers.ts'
+import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './helpers/billing.ts'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { SERVICES } from '../src/services.ts'
 
 const CHROMIUM_FLAGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
@@ -15,10 +17,8 @@ describe('billing: plan upgrade end to end', function () {
   this.timeout(120_000)
   let sys: TestSystem
   let browser: Browser
-  const registered = BILLED_SERVICES.filter((s) => SERVICES.some((d) => d.name === s))
-
   before(async () => {
-    sys = await startSystem({ services: registered })
+    sys = await startSystem({ services: BILLED_SERVICES })
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
   })
   after(async () => {
@@ -26,14 +26,16 @@ describe('billing: plan upgrade end to end', function () {
     await sys?.stop()
   })
 
+  it('every service that sells plans is registered and serves checkout (401 without a key, not 404)', async () => {
+    assert.deepEqual(BILLED_SERVICES.filter((s) => !SERVICES.some((d) => d.name === s)), [])
+    for (const service of BILLED_SERVICES) {
+      const probe = await post(`${sys.root[service]}/api/v1/checkout`, { plan: 'pro' })
+      assert.equal(probe.status, 401, `${service}: ${probe.status} ${probe.text}`)
+    }
+  })
+
   for (const service of BILLED_SERVICES) {
     describe(service, () => {
-      before(async function () {
-        // Until a service mounts billingRouter, its checkout is an unknown route.
-        const probe = registered.includes(service) ? await post(`${sys.root[service]}/api/v1/checkout`, { plan: 'pro' }) : null
-        if (!probe || probe.status === 404) this.skip()
-      })
-
       const plan: PaidPlan = 'pro'
 
       it('checkout → hosted page → Pay → plan and limits change, key unchanged', async () => {
@@ -105,7 +107,13 @@ describe('billing: plan upgrade end to end', function () {
           sys.stripe!.deliveries.some((d) => d.type === 'customer.subscription.deleted' && d.url.startsWith(sys.root[service]!) && d.status === 200),
         )
         await sys.stripe!.settled()
-        await new Promise((r) => setTimeout(r, 500))
+        // The delivered event became a payment-reconcile job before Stripe got its 200: once none
+        // waits or runs, it has been handled. (Delayed jobs are the minute sweep's next run.)
+        const queue = sys.platform.queues.queue(QueueName.PaymentReconcile)
+        await waitFor('payment-reconcile to be idle', async () => {
+          const c = await queue.getJobCounts('waiting', 'active', 'prioritized')
+          return c.waiting + c.active + c.prioritized === 0
+        })
         assert.equal(await planOf(sys, account._id), 'business')
       })
     })

@@ -34,10 +34,64 @@ describe('flags: murmur3 and buckets', () => {
     for (const s of ['héllo', '中文用户', 'x'.repeat(5_000), '🚀'.repeat(300)]) assert.equal(murmur3(s), murmurhash.v3(s, 0))
   })
 
-  it('bucket = floor(h * 10000 / 2^32) / 100 over flagKey + value', () => {
-    const h = murmurhash.v3('checkoutuser-42', 0)
-    assert.equal(bucketBasisPoints('checkout', 'user-42'), Math.floor((h * 10000) / 2 ** 32))
-    assert.equal(bucketOf('checkout', 'user-42'), Math.floor((h * 10000) / 2 ** 32) / 100)
+  // Known answers, computed once outside this code (a BigInt murmur3 written from the published
+  // algorithm, cross-checked with the murmurhash package) and pinned: a change to the hash input,
+  // the scaling or the rounding changes at least one of them.
+  const KNOWN: Array<[flagKey: string, value: string, basisPoints: number]> = [
+    ['checkout', 'user-42', 7713],
+    ['checkout', 'user-1', 7229],
+    ['checkout', 'alice', 4869],
+    ['new-ui', 'user-42', 5358],
+    ['checkout', 'ünïcødé', 3983],
+    ['checkout', '中文用户', 679],
+    ['a', 'b', 6083],
+    ['checkout', '', 2658],
+    ['checkout', 'user-340', 0],
+    ['checkout', 'user-605', 9999],
+    ['checkout', 'user-5271', 2500],
+    // U+0080, the first character that is two bytes in UTF-8: the ASCII fast path must hand it on.
+    ['checkout', '\u0080x', 7832],
+    ['checkout', 'a\u00ff', 7877],
+  ]
+
+  it('bucket = floor(h * 10000 / 2^32) / 100 over flagKey + value (known answers)', () => {
+    for (const [k, v, bp] of KNOWN) {
+      assert.equal(bucketBasisPoints(k, v), bp, `${k} + ${v}`)
+      assert.equal(rolloutBuckets(k)(v), bp, `${k} + ${v} (precomputed)`)
+      assert.equal(bucketOf(k, v), bp / 100, `${k} + ${v} as a percentage`)
+    }
+  })
+
+  // Users found by search to sit exactly on a boundary of flag "checkout": bucket 25.00 (two of
+  // them), 50.00, 12.34, and the neighbours 24.99 / 25.01. A rollout of p% takes bucket < p.
+  const ON = { 'user-5271': 25, 'user-10421': 25, 'user-3294': 50, 'user-114': 12.34, 'user-645': 24.99, 'user-8434': 25.01 }
+
+  it('a user exactly on the rollout boundary is out; the next hundredth of a percent takes them in', () => {
+    for (const [id, b] of Object.entries(ON)) {
+      assert.equal(bucketOf('checkout', id), b, id)
+      assert.equal(inRollout('checkout', id, b), false, `${id} at ${b}%`)
+      assert.equal(inRollout('checkout', id, b + 0.01), true, `${id} at ${b + 0.01}%`)
+      assert.equal(inRollout('checkout', id, b - 0.01), false, `${id} at ${b - 0.01}%`)
+    }
+    // Through the rule engine, the path evaluation takes.
+    const at = (p: number) => one({ attribute: 'user_id', operator: 'percent', value: p })
+    assert.deepEqual(
+      ['user-645', 'user-5271', 'user-10421', 'user-8434'].map((id) => served(at(25), { user_id: id }).reason),
+      ['TARGETING_MATCH', 'DEFAULT', 'DEFAULT', 'DEFAULT'],
+    )
+    assert.deepEqual(
+      ['user-645', 'user-5271', 'user-10421', 'user-8434'].map((id) => served(at(25.01), { user_id: id }).reason),
+      ['TARGETING_MATCH', 'TARGETING_MATCH', 'TARGETING_MATCH', 'DEFAULT'],
+    )
+    assert.equal(served(at(50), { user_id: 'user-3294' }).reason, 'DEFAULT')
+    assert.equal(served(at(12.34), { user_id: 'user-114' }).reason, 'DEFAULT')
+    assert.equal(served(at(12.35), { user_id: 'user-114' }).reason, 'TARGETING_MATCH')
+    // A rollout of 0 % takes nobody, not even bucket 0.
+    assert.equal(served(at(0), { user_id: 'user-340' }).reason, 'DEFAULT')
+    // Bucket 0 is in any positive rollout; bucket 99.99 only at 100 %.
+    assert.equal(served(at(0.01), { user_id: 'user-340' }).reason, 'TARGETING_MATCH')
+    assert.equal(served(at(99.99), { user_id: 'user-605' }).reason, 'DEFAULT')
+    assert.equal(served(at(100), { user_id: 'user-605' }).reason, 'TARGETING_MATCH')
   })
 
   it("a flag's precomputed rollout hash gives bucketBasisPoints for any key and value (ASCII, unicode, every length mod 4)", () => {
@@ -80,6 +134,9 @@ describe('flags: operators', () => {
     const bool = one({ attribute: 'beta', operator: 'eq', value: 'true' })
     assert.equal(served(bool, { beta: true }).reason, 'TARGETING_MATCH')
     assert.equal(served(bool, { beta: false }).reason, 'DEFAULT')
+    assert.equal(served(one({ attribute: 'beta', operator: 'eq', value: 'false' }), { beta: false }).reason, 'TARGETING_MATCH')
+    // Numbers JSON cannot carry (NaN, ±Infinity) are left out of the context, like objects.
+    assert.deepEqual({ ...normalizeContext({ a: NaN, b: Infinity, c: -Infinity, d: 1.5 }) }, { d: '1.5' })
   })
 
   it('neq matches present, different values', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
-import { account, row, unzip, usage } from './invoice-batch.helpers.ts'
+import { account, row, unzip, usage } from './helpers/invoice-batch.ts'
 
 function runCli(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {

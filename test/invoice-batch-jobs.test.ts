@@ -9,7 +9,7 @@ import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { invoicesExpireJob } from '../jobs/invoices-expire.ts'
-import { account, row, rows, submit, waitFinished } from './invoice-batch.helpers.ts'
+import { account, row, rows, submit, waitFinished } from './helpers/invoice-batch.ts'
 
 interface Received {
   headers: http.IncomingHttpHeaders

@@ -6,7 +6,7 @@ import { invoiceSlots } from '../src/invoice/store.ts'
 import { call, get } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 import { pdfs } from '../src/invoice/pdf-store.ts'
-import { account, row, rows, submit, submitNdjson, unzip, usage, waitFinished } from './invoice-batch.helpers.ts'
+import { account, row, rows, submit, submitNdjson, unzip, usage, waitFinished } from './helpers/invoice-batch.ts'
 
 describe('invoice batches: POST /invoices/batch, status, stored invoices, archive', () => {
   let sys: TestSystem

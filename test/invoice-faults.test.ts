@@ -67,8 +67,9 @@ describe('invoice faults', function () {
       children.push(first)
       const pending: Promise<Res> = post(`${sys.url.invoice}/invoice`, slowInvoice, { key })
 
+      // Killed once the worker holds the job and has marked it rendering: mid-render, not before.
       const doc = await until('the render to start', () => invoices().findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
-      await sleep(300) // well inside the ~2.5 s render
+      await until('the job to be active', async () => (await sys.platform.queues.queue('invoice-render').getJobState(doc._id as any)) === 'active')
       first.kill('SIGKILL')
       await waitForExit(first)
       assert.equal((await getInvoice(sys.platform.db, doc._id))!.status, 'rendering', 'killed before it could finish')
@@ -95,7 +96,8 @@ describe('invoice faults', function () {
         children.push(worker)
         const pending = post(`${quick.url.invoice}/invoice`, slowInvoice, { key })
         const doc = await until('the render to start', () => invoiceSlots(quick.platform.db).findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
-        await sleep(300)
+        const q = quick.platform.queues.queue('invoice-render')
+        await until('the job to be active', async () => (await q.getJobState(doc._id as any)) === 'active')
         await kill(worker)
 
         const res = await pending
@@ -106,7 +108,9 @@ describe('invoice faults', function () {
         // A worker that picks the stalled job up later must not store or charge it.
         const late = await readyWorker(quick)
         children.push(late)
-        await sleep(7_000) // past the 3 s lock and a stalled check: the job is offered again
+        // The abandoned job is either withdrawn by the 504 or, if its dead worker's lock still
+        // held it then, found stalled and offered to the late worker: wait until it is one or the other.
+        await until('the abandoned job to be withdrawn or settled', async () => ['unknown', 'completed', 'failed'].includes(await q.getJobState(doc._id as any)), 60_000)
         const after = await getInvoice(quick.platform.db, doc._id)
         assert.equal(after!.status, 'failed')
         assert.equal(after!.charged, false)

@@ -75,6 +75,10 @@ describe('invoice money: exact decimal arithmetic', () => {
     assert.equal(formatMoney(123450n, '€'), '€1,234.50')
     assert.equal(formatMoney(-250n, '$'), '-$2.50')
     assert.equal(formatMoney(0n, 'zł'), 'zł0.00')
+    // formatCents itself signs negative amounts (found by mutation testing: only formatMoney's
+    // own sign handling was checked).
+    assert.equal(formatCents(-123456n), '-1,234.56')
+    assert.equal(formatCents(-5n), '-0.05')
   })
 
   it('prints quantities and sub-cent unit prices as written', () => {
@@ -85,6 +89,8 @@ describe('invoice money: exact decimal arithmetic', () => {
     assert.equal(formatUnitPrice(0.0125, '$'), '$0.0125')
     assert.equal(formatUnitPrice(1234.5, '$'), '$1,234.50')
     assert.equal(formatUnitPrice(12345.678, '₹'), '₹12,345.678')
+    // Every group of three, not only the last (found by mutation testing).
+    assert.equal(formatUnitPrice(1234567.125, '$'), '$1,234,567.125')
   })
 
   describe('properties (fast-check)', () => {

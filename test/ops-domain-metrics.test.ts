@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
-import { capture, createEndpoint, signup as webhooksSignup, startTarget, waitFor } from './webhooks.helpers.ts'
+import { capture, createEndpoint, signup as webhooksSignup, startTarget, waitFor } from './helpers/webhooks.ts'
 
 /** Value of one sample of a counter in Prometheus text, 0 when absent. */
 function sample(text: string, name: string, label: string): number {

@@ -9,8 +9,8 @@ import { ADMIN_CSP } from '../src/platform/ops/bull-board.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
-import { checkout } from './billing-helpers.ts'
-import { capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { checkout } from './helpers/billing.ts'
+import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 const TOKEN = 'offhost-admin-token-0123456789'
 const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]'])

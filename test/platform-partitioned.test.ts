@@ -9,7 +9,7 @@ import { expireCaptures } from '../src/webhooks/expire.ts'
 import { CAPTURE_BLOCK, captures } from '../src/webhooks/captures.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 const N = 2 * CAPTURE_BLOCK + 44 // three blocks: ids 1–127, 128–255, 256–300
 

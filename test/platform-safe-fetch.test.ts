@@ -38,6 +38,8 @@ describe('platform: safe fetch', () => {
       ['ftp://example.com/x', /http or https/],
       ['file:///etc/passwd', /http or https/],
       ['http://user:pass@example.com/', /credentials/],
+      ['http://user@example.com/', /credentials/],
+      ['http://:pass@example.com/', /credentials/],
     ] as const) {
       it(`refuses ${url}`, () => assert.throws(() => checkUrlShape(url), (e: unknown) => e instanceof OutboundError && e.code === 'invalid_url' && re.test(e.message)))
     }
@@ -76,6 +78,14 @@ describe('platform: safe fetch', () => {
             res.writeHead(200)
             for (let i = 0; i < 40; i++) res.write(Buffer.alloc(50_000))
             return res.end()
+          case '/cookies':
+            return res.writeHead(200, [['Set-Cookie', 'a=1'], ['Set-Cookie', 'b=2']]).end()
+          case '/exact-declared':
+            return res.writeHead(200, { 'content-length': '1000' }).end(Buffer.alloc(1000, 1))
+          case '/located-200':
+            return res.writeHead(200, { location: '/ok' }).end('stay')
+          case '/located-400':
+            return res.writeHead(400, { location: '/ok' }).end('bad')
           case '/exact':
             return res.writeHead(200).end(Buffer.alloc(1000, 1))
           case '/hang':
@@ -104,6 +114,8 @@ describe('platform: safe fetch', () => {
       assert.equal(r.status, 200)
       assert.equal(r.headers['x-test'], 'yes')
       assert.equal(r.body.toString(), 'hello')
+      // A repeated header comes back as one value, joined the way HTTP allows.
+      assert.equal((await safeFetch(`${origin}/cookies`, { allowPrivate: true })).headers['set-cookie'], 'a=1, b=2')
     })
 
     it('sends the method and body it is given', async () => {
@@ -138,24 +150,40 @@ describe('platform: safe fetch', () => {
       const r = await safeFetch(`${origin}/redirect?to=/ok`, { allowPrivate: false, allowAddress: onlyLoopback1, maxRedirects: 1 })
       assert.equal(r.body.toString(), 'hello')
       assert.equal(r.url, `${origin}/ok`)
-      await rejectsWith(safeFetch(`${origin}/loop`, { allowPrivate: true, maxRedirects: 3 }), 'redirects')
+      await rejectsWith(safeFetch(`${origin}/loop`, { allowPrivate: true, maxRedirects: 3 }), 'redirects', /^more than 3 redirects$/)
+      // Exactly the limit is followed; one more hop is refused.
+      const twoHops = `${origin}/redirect?to=${encodeURIComponent('/redirect?to=/ok')}`
+      assert.equal((await safeFetch(twoHops, { allowPrivate: true, maxRedirects: 2 })).body.toString(), 'hello')
+      await rejectsWith(safeFetch(twoHops, { allowPrivate: true, maxRedirects: 1 }), 'redirects', /^more than 1 redirects$/)
       await rejectsWith(safeFetch(`${origin}/redirect?to=${encodeURIComponent('file:///etc/passwd')}`, { allowPrivate: true, maxRedirects: 3 }), 'invalid_url')
     })
 
-    it('does not follow redirects unless asked to', async () => {
+    it('does not follow redirects unless asked to, nor a Location on an answer that is not a 3xx', async () => {
       const r = await safeFetch(`${origin}/redirect?to=/ok`, { allowPrivate: true })
       assert.equal(r.status, 302)
+      const ok = await safeFetch(`${origin}/located-200`, { allowPrivate: true, maxRedirects: 3 })
+      assert.deepEqual([ok.status, ok.body.toString()], [200, 'stay'])
+      const bad = await safeFetch(`${origin}/located-400`, { allowPrivate: true, maxRedirects: 3 })
+      assert.deepEqual([bad.status, bad.body.toString()], [400, 'bad'])
+    })
+
+    it('fetches a host name when private targets are allowed', async () => {
+      const r = await safeFetch(`http://localhost:${port}/ok`, { allowPrivate: true })
+      assert.equal(r.body.toString(), 'hello')
     })
 
     it('caps the response size, declared or streamed', async () => {
-      await rejectsWith(safeFetch(`${origin}/big-declared`, { allowPrivate: true, maxBytes: 1_000_000 }), 'too_large')
-      await rejectsWith(safeFetch(`${origin}/big-streamed`, { allowPrivate: true, maxBytes: 1_000_000 }), 'too_large')
-      const exact = await safeFetch(`${origin}/exact`, { allowPrivate: true, maxBytes: 1000 })
-      assert.equal(exact.body.length, 1000)
+      await rejectsWith(safeFetch(`${origin}/big-declared`, { allowPrivate: true, maxBytes: 1_000_000 }), 'too_large', /^response is larger than 1000000 bytes$/)
+      await rejectsWith(safeFetch(`${origin}/big-streamed`, { allowPrivate: true, maxBytes: 1_000_000 }), 'too_large', /^response is larger than 1000000 bytes$/)
+      // Exactly the cap is allowed, streamed or declared.
+      for (const path of ['/exact', '/exact-declared']) {
+        const exact = await safeFetch(`${origin}${path}`, { allowPrivate: true, maxBytes: 1000 })
+        assert.equal(exact.body.length, 1000, path)
+      }
     })
 
     it('times out a server that never answers, or stops mid-body', async () => {
-      await rejectsWith(safeFetch(`${origin}/hang`, { allowPrivate: true, timeoutMs: 300 }), 'timeout')
+      await rejectsWith(safeFetch(`${origin}/hang`, { allowPrivate: true, timeoutMs: 300 }), 'timeout', /^no complete answer within 300 ms$/)
       await rejectsWith(safeFetch(`${origin}/slow-body`, { allowPrivate: true, timeoutMs: 300 }), 'timeout')
     })
 

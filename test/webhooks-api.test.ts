@@ -4,7 +4,7 @@ import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { findAccountByKey } from '../src/platform/accounts.ts'
 import { captures } from '../src/webhooks/captures.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 describe('webhooks: management API', () => {
   let sys: TestSystem

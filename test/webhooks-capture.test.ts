@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { rawRequest } from './helpers/raw-http.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { captureCollection, captureKey } from '../src/webhooks/captures.ts'
 import { endpoints } from '../src/webhooks/endpoints.ts'
 
@@ -143,5 +144,28 @@ describe('webhooks: capture', () => {
     const tooBig = await capture(ep.url, { body: Buffer.alloc(25 * 1024 * 1024 + 1) }).catch((e) => ({ status: 0, error: e }))
     assert.equal(tooBig.status, 413)
     assert.equal((await latest()).id, before)
+  })
+
+  it('a body shorter or longer than its Content-Length → 400 JSON, and the extra or missing bytes are never stored', async () => {
+    const own = await createEndpoint(sys, key, { name: 'length mismatch' })
+    const hook = new URL(own.url)
+    const head = (length: number) => [`POST ${hook.pathname} HTTP/1.1`, `Host: ${hook.host}`, 'Content-Type: text/plain', `Content-Length: ${length}`]
+    const stored = async () => (await get(api(sys, `/endpoints/${own.endpoint_id}/requests`), { key })).json.requests
+    // Shorter: the sender says 10 bytes, sends 3 and has nothing more to send.
+    const short = await rawRequest(own.url, head(10), 'abc', { halfClose: true })
+    assert.equal(short.status, 400)
+    assert.match(short.headers['content-type']!, /^application\/json/)
+    assert.match(JSON.parse(short.body.toString()).error, /shorter than its Content-Length/)
+    assert.deepEqual(await stored(), [])
+    // Longer: 3 bytes declared, 6 sent in one go. HTTP reads the extra bytes as the next request,
+    // which is not one: 400. At most the declared bytes can be a capture, never the extra ones.
+    const long = await rawRequest(own.url, head(3), 'abcdef', { halfClose: true })
+    assert.equal(long.status, 400)
+    assert.match(JSON.parse(long.body.toString()).error, /^Malformed HTTP request/)
+    for (const r of await stored()) assert.equal(r.body, 'abc')
+    // Headers past Node's 16 KiB limit: refused by the parser too, and answered in JSON.
+    const big = await rawRequest(own.url, [...head(1), `X-Big: ${'x'.repeat(20_000)}`], 'a', { halfClose: true })
+    assert.equal(big.status, 431)
+    assert.equal(JSON.parse(big.body.toString()).error, 'Request headers too large')
   })
 })

@@ -8,7 +8,7 @@ import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 describe('webhooks: retention (captures-expire job, injected clock)', () => {
   let sys: TestSystem

@@ -9,7 +9,7 @@ import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
 describe('webhooks: forwarding survives faults', function () {
   this.timeout(120_000)
@@ -92,7 +92,17 @@ describe('webhooks: forwarding survives faults', function () {
 
       // 1: first attempt fails, so attempt 2 sits in Redis as a delayed job when Redis stops.
       assert.equal((await capture(ep.url, { body: 'queued' })).status, 200)
-      await waitFor(async () => (await state(1)).forward?.status === 'retrying', 20_000, 'retry to be scheduled')
+      // 'retrying' is recorded before attempt 2 is enqueued (outbox entry, delayed job, entry
+      // removed): wait for the whole of it, or a slow machine stops Redis in between.
+      const forwardQueue = sys.platform.queues.queue(QueueName.CaptureForward)
+      await waitFor(
+        async () =>
+          (await state(1)).forward?.status === 'retrying' &&
+          (await forwardQueue.getDelayedCount()) === 1 &&
+          (await sys.platform.db.collection('outbox').countDocuments({ queue: QueueName.CaptureForward })) === 0,
+        20_000,
+        'retry to be scheduled in Redis',
+      )
       await redis.child.stop() // SIGTERM: redis writes its append-only file
 
       // 2: captured while Redis is down: stored and acknowledged, its forward left in the outbox.

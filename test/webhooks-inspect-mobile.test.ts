@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 const LONG_VALUE = 't=1732350000,v1=' + 'a1b2c3d4e5f6'.repeat(12) + ',v0=' + 'f'.repeat(64)
 

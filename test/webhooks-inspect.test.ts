@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { chromium, type Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
-import { capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { inspectCsp } from '../src/webhooks/inspect.ts'
 
 describe('webhooks: inspection page (Debian chromium)', function () {

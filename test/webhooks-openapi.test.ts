@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
-import { createEndpoint, signup } from './webhooks.helpers.ts'
+import { createEndpoint, signup } from './helpers/webhooks.ts'
 
 describe('webhooks: /openapi.json documents /hook/{token}', () => {
   let sys: TestSystem

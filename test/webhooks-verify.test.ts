@@ -7,7 +7,7 @@ import Stripe from 'stripe'
 import { Webhook as SvixWebhook } from 'svix'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 // A billing event as the spec describes it (event_id, event_type, occurred_at, data.items[].price...).
 const payload = JSON.stringify({

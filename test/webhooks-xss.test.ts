@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { chromium, type Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
-import { api, capture, createEndpoint, signup } from './webhooks.helpers.ts'
+import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { UNTRUSTED_CSP } from '../src/webhooks/untrusted-response.ts'
 
 const STEAL = 'document.title="LEAK:"+JSON.stringify({s:sessionStorage,l:localStorage,c:document.cookie})'

@@ -1,11 +1,11 @@
 // Billing test helpers: a table of the services that sell plans, signup per service, paying a
 // checkout session the way the hosted page's Pay button does, and polling until a change is seen.
 import Stripe from 'stripe'
-import { getAccount, type Account } from '../src/platform/accounts.ts'
-import type { Service } from '../src/platform/billing/plans.ts'
-import { planChanges, sessions } from '../src/platform/billing/store.ts'
-import type { TestSystem } from './helpers/system.ts'
-import { call, post } from './helpers/http.ts'
+import { getAccount, type Account } from '../../src/platform/accounts.ts'
+import type { Service } from '../../src/platform/billing/plans.ts'
+import { planChanges, sessions } from '../../src/platform/billing/store.ts'
+import type { TestSystem } from './system.ts'
+import { call, post } from './http.ts'
 
 export const WEBHOOK = '/api/v1/billing/stripe-webhook'
 

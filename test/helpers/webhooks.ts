@@ -2,10 +2,10 @@
 // endpoints, raw captures, and real local HTTP targets that record what they receive.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
-import type { Plan } from '../src/platform/billing/plans.ts'
-import type { TestSystem } from './helpers/system.ts'
-import { call, post } from './helpers/http.ts'
+import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
+import type { Plan } from '../../src/platform/billing/plans.ts'
+import type { TestSystem } from './system.ts'
+import { call, post } from './http.ts'
 
 let n = 0
 export async function signup(sys: TestSystem, plan: Plan = 'free'): Promise<string> {

@@ -5,11 +5,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setPlan } from '../src/platform/accounts.ts'
-import { findAccountByKey } from '../src/platform/accounts.ts'
-import type { Plan } from '../src/platform/billing/plans.ts'
-import type { TestSystem } from './helpers/system.ts'
-import { call, get, post, type Res } from './helpers/http.ts'
+import { setPlan } from '../../src/platform/accounts.ts'
+import { findAccountByKey } from '../../src/platform/accounts.ts'
+import type { Plan } from '../../src/platform/billing/plans.ts'
+import type { TestSystem } from './system.ts'
+import { call, get, post, type Res } from './http.ts'
 
 let n = 0
 export async function account(sys: TestSystem, plan: Plan = 'free'): Promise<{ key: string; id: string }> {
