@@ -1,5 +1,6 @@
 // Environment parsed once, by one zod schema. Bad config fails at start naming the variable.
 import { z } from 'zod'
+import { isClusterUrl, parseRedisTarget } from './redis-target.ts'
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -19,8 +20,17 @@ const schema = z.object({
   INVOICE_PUBLIC_URL: z.url().optional(),
   FLAGS_PUBLIC_URL: z.url().optional(),
   WEBHOOKS_PUBLIC_URL: z.url().optional(),
-  /** Unset → a private redis-server child process is started. */
-  REDIS_URL: z.string().optional(),
+  /** Unset → a private redis-server child process is started. One server, a cluster or a Sentinel set (redis-target.ts). */
+  REDIS_URL: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseRedisTarget(v)
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message })
+      }
+    })
+    .optional(),
   /** Unset → the embedded in-memory MongoDB-compatible engine is started. */
   MONGO_URL: z.string().optional(),
   MONGO_DB: z.string().min(1).default('queueworks'),
@@ -73,6 +83,12 @@ const schema = z.object({
     .default('0,5000,300000,1800000,7200000,18000000,36000000'),
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
+}).superRefine((c, ctx) => {
+  // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in
+  // the prefix would override it, and a tag for everything puts every queue on one shard.
+  if (c.REDIS_URL && isClusterUrl(c.REDIS_URL) && /[{}]/.test(c.QUEUE_PREFIX)) {
+    ctx.addIssue({ code: 'custom', path: ['QUEUE_PREFIX'], message: 'must not contain { or } with a Redis Cluster (each queue gets its own hash tag)' })
+  }
 })
 
 export type Config = z.infer<typeof schema> & { outboundAllowPrivate: boolean }

@@ -1,11 +1,10 @@
 // The process-wide context every route, job and script receives: config, connections, queues.
 // Built once per process (or per test file), closed once.
 import type { Db, MongoClient } from 'mongodb'
-import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
 import { QueueRegistry } from './queues.ts'
-import { createRedis, redisReady } from './redis.ts'
+import { createRedis, redisReady, type RedisClient } from './redis.ts'
 import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
 
 export interface Platform {
@@ -15,7 +14,7 @@ export interface Platform {
   mongo: MongoClient
   db: Db
   /** Fail-fast connection for request paths: rate limits, caches, queue producers. */
-  redis: Redis
+  redis: RedisClient
   queues: QueueRegistry
   /** Stripe client (the simulator's locally); null when billing is not configured. */
   stripe: Stripe | null

@@ -2,9 +2,9 @@
 // at start, with default job options, and one completed/failed listener per queue that feeds a
 // map of job id → waiters (job.waitUntilFinished adds listeners per call and can miss events).
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
-import type { Redis } from 'ioredis'
 import { logger } from './logger.ts'
-import { createRedis } from './redis.ts'
+import { createRedis, type RedisClient } from './redis.ts'
+import { isClusterUrl, queuePrefixFor } from './redis-target.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -18,20 +18,25 @@ type Waiter = (s: JobSettled) => void
 
 export class QueueRegistry {
   private readonly queues = new Map<string, Queue>()
-  private readonly events = new Map<string, { ev: QueueEvents; conn: Redis }>()
+  private readonly events = new Map<string, { ev: QueueEvents; conn: RedisClient }>()
   private readonly waiters = new Map<string, Set<Waiter>>()
 
   constructor(
     private readonly redisUrl: string,
     private readonly prefix: string,
     /** Fail-fast connection shared by every Queue (producers). */
-    private readonly producer: Redis,
+    private readonly producer: RedisClient,
   ) {}
+
+  /** BullMQ prefix of a queue: QUEUE_PREFIX, plus the queue's own hash tag on a cluster. */
+  prefixOf(name: string): string {
+    return queuePrefixFor(this.prefix, name, isClusterUrl(this.redisUrl))
+  }
 
   queue(name: string): Queue {
     let q = this.queues.get(name)
     if (!q) {
-      q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS })
+      q = new Queue(name, { connection: this.producer, prefix: this.prefixOf(name), defaultJobOptions: DEFAULT_JOB_OPTIONS })
       q.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue error'))
       this.queues.set(name, q)
     }
@@ -44,7 +49,7 @@ export class QueueRegistry {
     const conn = createRedis(this.redisUrl, 'blocking')
     const ev = new QueueEvents(name, {
       connection: conn,
-      prefix: this.prefix,
+      prefix: this.prefixOf(name),
       autorun: true,
     })
     ev.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue events error'))

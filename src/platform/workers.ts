@@ -5,13 +5,12 @@ import type { JobDefinition } from './job.ts'
 import { PermanentJobError } from './job.ts'
 import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
-import type { Redis } from 'ioredis'
-import { createRedis } from './redis.ts'
+import { createRedis, type RedisClient } from './redis.ts'
 
 export interface RegisteredWorker {
   queue: string
   worker: Worker
-  connection: Redis
+  connection: RedisClient
 }
 
 export type JobHook = (queue: string, job: Job, outcome: 'completed' | 'failed', ms: number) => void
@@ -45,7 +44,7 @@ export async function registerWorker(
     },
     {
       connection,
-      prefix: platform.config.QUEUE_PREFIX,
+      prefix: platform.queues.prefixOf(def.queue),
       concurrency: opts.concurrency ?? (typeof def.concurrency === 'function' ? def.concurrency(platform.config) : def.concurrency) ?? 1,
       lockDuration: platform.config.JOB_LOCK_MS,
       stalledInterval: platform.config.JOB_LOCK_MS,
