@@ -7,6 +7,7 @@ import type { Server } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ALL_INDEXES, SERVICES, serviceByName } from './services.ts'
+import { ALL_QUEUES } from './job-contracts.ts'
 import type { ServiceDef } from './platform/service.ts'
 import { loadConfig, type Config } from './platform/config.ts'
 import { ensureInfra } from './platform/embedded/index.ts'
@@ -77,7 +78,7 @@ async function cmdStart(config: Config): Promise<void> {
   const infra = await ensureInfra(config)
   // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
   config = loadConfig({ ...process.env, ...infra.env })
-  const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers: Server[] = []
   for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
   const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl }
@@ -113,7 +114,7 @@ function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl
 
 async function cmdApi(config: Config, names: string[]): Promise<void> {
   const services = names.map(serviceByName)
-  const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers = await Promise.all(services.map((s) => listen(platform, s, s.port(config))))
   services.forEach((s, i) => logger.info({ service: s.name, port: (servers[i]!.address() as { port: number }).port }, 'api listening'))
   onShutdown(config, async () => {
@@ -123,7 +124,7 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
 }
 
 async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
-  const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const running = await startWorkers(platform, { queues, concurrency })
   const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null
   onShutdown(config, async () => {

@@ -44,8 +44,8 @@ const schema = z.object({
   RENDER_TIMEOUT_MS: ms.default(30_000),
   /** Days a stored invoice (single or batch row) is kept before the invoices-expire job removes it. */
   INVOICE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  /** BullMQ lock duration; a job whose worker died is retried after about this long. */
-  JOB_LOCK_MS: ms.default(30_000),
+  /** BullMQ lock duration; a job whose worker died is taken over within 1.5× this (docs/operations.md). */
+  JOB_LOCK_MS: ms.default(8_000),
   /** Worker processes `start` spawns, and their render concurrency. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(64).default(1),
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),

@@ -26,6 +26,8 @@ export async function createPlatform(opts: {
   redisUrl: string
   mongoUrl: string
   indexes: IndexSpec[]
+  /** Queues to open at start (every queue this process may add to: queues.ts says why). */
+  queues?: string[]
 }): Promise<Platform> {
   const { config, redisUrl, mongoUrl } = opts
   const stripe = createStripeClient(config)
@@ -34,6 +36,7 @@ export async function createPlatform(opts: {
   const redis = createRedis(redisUrl, 'producer')
   await redisReady(redis)
   const queues = new QueueRegistry(redisUrl, config.QUEUE_PREFIX, redis)
+  await queues.open(opts.queues ?? [])
   return {
     config,
     redisUrl,

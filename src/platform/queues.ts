@@ -43,6 +43,15 @@ export class QueueRegistry {
     return q
   }
 
+  /**
+   * Open these queues now, while Redis is up. A BullMQ Queue first opened during an outage waits
+   * for Redis before failing or adding anything, so a request needing it would hang instead of
+   * falling back to the outbox; queues opened at start fail fast like the connection they share.
+   */
+  async open(names: string[]): Promise<void> {
+    await Promise.all(names.map((n) => this.queue(n).waitUntilReady()))
+  }
+
   /** Start listening for completions of `name` (call at start for queues whose results are awaited). */
   async listen(name: string): Promise<void> {
     if (this.events.has(name)) return
