@@ -91,6 +91,11 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
       return r.status === 503 && r
     }, 5_000, 'the stale process to say not ready')
     assert.match(staleReady.json.checks.redis, /^failed: /) // READONLY, or the reconnect it causes
+    // And it stays so (a blink while the sentinel drops clients would not tell the truth).
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 1_000))
+      assert.equal((await get(`${stale.root.invoice}/readyz`)).status, 503)
+    }
 
     // Keep the stream going a little after recovery, then stop and account for everything.
     await new Promise((r) => setTimeout(r, 1_000))
@@ -105,6 +110,11 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
     // A request that failed during the switch may still have rendered (and counted) afterwards.
     const used = await usage(sys, invoiceKey)
     assert.ok(used >= accepted.invoices + 20 && used <= accepted.invoices + accepted.failedInvoices + 20, `usage ${used}, accepted ${accepted.invoices} + 20`)
-    await waitFor(() => accepted.captures.every((b) => target.received.some((r) => r.body.toString() === b)), 60_000, 'every accepted capture to be forwarded')
+    await waitFor(() => accepted.captures.every((b) => target.received.some((r) => r.body.toString() === b)), 60_000, 'every accepted capture to be forwarded').catch(async (e: Error) => {
+      const missing = accepted.captures.filter((b) => !target.received.some((r) => r.body.toString() === b))
+      const docs = await sys.platform.db.collection('webhook_captures').find({ endpoint_id: ep.endpoint_id }, { projection: { id: 1, forward: 1, body: 1 } }).toArray()
+      const states = docs.filter((d) => missing.includes(Buffer.from(d.body.buffer).toString())).map((d) => `${d.id}:${d.forward?.status}/${d.forward?.attempts}`)
+      assert.fail(`${e.message}: missing ${missing.join(',')} (${states.join(' ')}); outbox ${await sys.platform.db.collection('outbox').countDocuments()}`)
+    })
   })
 })
