@@ -7,6 +7,7 @@ import type { Server } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ALL_COLLECTIONS, ALL_INDEXES, SERVICES, serviceByName } from './services.ts'
+import { ALL_QUEUES } from './job-contracts.ts'
 import type { ServiceDef } from './platform/service.ts'
 import { loadConfig, type Config } from './platform/config.ts'
 import { ensureInfra } from './platform/embedded/index.ts'
@@ -91,7 +92,7 @@ async function cmdStart(config: Config, ephemeral = false): Promise<void> {
   config = loadConfig({ ...process.env, ...infra.env })
   // The whole system runs here, so queue depth is exported here once by default; never by workers.
   config = { ...config, QUEUE_METRICS: config.QUEUE_METRICS ?? true }
-  const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, redisUrl: infra.redisUrl, mongoUrl: infra.mongoUrl, indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers: Server[] = []
   for (const svc of SERVICES) servers.push(await listen(platform, svc, svc.port(config)))
   const env = { ...process.env, ...infra.env, REDIS_URL: infra.redisUrl, MONGO_URL: infra.mongoUrl, QUEUE_METRICS: 'false' }
@@ -139,7 +140,7 @@ function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl
 
 async function cmdApi(config: Config, names: string[]): Promise<void> {
   const services = names.map(serviceByName)
-  const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers = await Promise.all(services.map((s) => listen(platform, s, s.port(config))))
   services.forEach((s, i) => logger.info({ service: s.name, port: (servers[i]!.address() as { port: number }).port }, 'api listening'))
   onShutdown(config, async () => {
@@ -161,7 +162,7 @@ function stopWithParent(): void {
 
 async function cmdWorker(config: Config, queues: string[], concurrency?: number): Promise<void> {
   stopWithParent()
-  const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const running = await startWorkers(platform, { queues, concurrency })
   const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null
   onShutdown(config, async () => {

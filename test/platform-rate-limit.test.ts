@@ -2,7 +2,7 @@
 // per window across replicas (separate limiter instances and connections), points are taken from
 // Redis in blocks rather than one round trip per request, and windows end.
 import assert from 'node:assert/strict'
-import type { Redis } from 'ioredis'
+import type { RedisClient as Redis } from '../src/platform/redis.ts'
 import { HttpError } from '../src/platform/http/errors.ts'
 import { createLeasedLimiter, type Limiter } from '../src/platform/http/rate-limit.ts'
 import { randomId } from '../src/platform/ids.ts'

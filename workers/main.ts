@@ -1,9 +1,12 @@
 // Worker process entry: registers the chosen queues' processors (all by default) with their
-// concurrency, upserts job schedulers, and closes gracefully. Operators scale by running more of
+// concurrency, upserts job schedulers (and re-creates them, with the accepted work, when Redis
+// comes back empty: self-heal.ts), and closes gracefully. Operators scale by running more of
 // these, each with its own --queues and --concurrency.
 import { JOBS } from '../jobs/index.ts'
 import type { Platform } from '../src/platform/platform.ts'
-import { closeWorkers, registerWorker, type RegisteredWorker } from '../src/platform/workers.ts'
+import { closeWorkers, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
+import { startSelfHeal } from '../src/platform/self-heal.ts'
+import { RECOVERIES } from '../jobs/recoveries.ts'
 import { closeRenderPool } from '../src/invoice/render-pool.ts'
 import { logger } from '../src/platform/logger.ts'
 
@@ -27,10 +30,14 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   for (const def of JOBS.filter((j) => wanted.includes(j.queue))) {
     workers.push(await registerWorker(platform, def, { concurrency: opts.concurrency }))
   }
+  const chosen = JOBS.filter((j) => wanted.includes(j.queue))
+  const heal = startSelfHeal(platform, { jobs: chosen, recoveries: RECOVERIES, upsertScheduler: (def) => upsertScheduler(platform, def) })
+  void heal.check()
   logger.info({ queues: workers.map((w) => w.queue), concurrency: opts.concurrency ?? 'per job' }, 'workers started')
   return {
     workers,
     async close(timeoutMs = platform.config.SHUTDOWN_TIMEOUT_MS) {
+      heal.stop()
       await closeWorkers(workers, timeoutMs)
       await closeRenderPool()
     },

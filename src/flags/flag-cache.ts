@@ -7,7 +7,6 @@
 //    once a second each replica reads the versions of the projects it holds and drops those that
 //    moved. After a subscriber reconnect everything is dropped.
 // Plans (which set the rate limit) are refreshed every 10 s by the same loop.
-import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import type { Db } from 'mongodb'
 import { getAccount } from '../platform/accounts.ts'
@@ -15,7 +14,7 @@ import type { Plan } from '../platform/billing/plans.ts'
 import { sha256 } from '../platform/ids.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
-import { createRedis } from '../platform/redis.ts'
+import { createRedis, type RedisClient } from '../platform/redis.ts'
 import type { Account } from '../platform/accounts.ts'
 import { originPolicy, type OriginPolicy } from './evaluation-cors.ts'
 import { definitionOf, listFlags } from './flag-store.ts'
@@ -52,9 +51,9 @@ type Message = { p: string; keys?: boolean }
 
 export class FlagCache {
   private readonly db: Db
-  private readonly publisher: Redis
+  private readonly publisher: RedisClient
   private readonly channel: string
-  private readonly subscriber: Redis
+  private readonly subscriber: RedisClient
   private readonly snapshots: LRUCache<string, ProjectSnapshot>
   private readonly keys: LRUCache<string, SdkKeyEntry>
   /** Unknown key hashes, remembered briefly so that guessing keys does not become a database load. */

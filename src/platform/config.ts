@@ -1,6 +1,7 @@
 // Environment parsed once, by one zod schema. Bad config fails at start naming the variable.
 import { z } from 'zod'
 import { normalizeOrigin, ORIGIN_HINT } from './http/origins.ts'
+import { isClusterUrl, parseRedisTarget } from './redis-target.ts'
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -20,8 +21,17 @@ const schema = z.object({
   INVOICE_PUBLIC_URL: z.url().optional(),
   FLAGS_PUBLIC_URL: z.url().optional(),
   WEBHOOKS_PUBLIC_URL: z.url().optional(),
-  /** Unset → a private redis-server child process is started. */
-  REDIS_URL: z.string().optional(),
+  /** Unset → a private redis-server child process is started. One server, a cluster or a Sentinel set (redis-target.ts). */
+  REDIS_URL: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseRedisTarget(v)
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message })
+      }
+    })
+    .optional(),
   /** Unset → the embedded in-memory MongoDB-compatible engine is started. */
   MONGO_URL: z.string().optional(),
   MONGO_DB: z.string().min(1).default('queueworks'),
@@ -43,8 +53,8 @@ const schema = z.object({
   RENDER_TIMEOUT_MS: ms.default(30_000),
   /** Days a stored invoice (single or batch row) is kept before the invoices-expire job removes it. */
   INVOICE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  /** BullMQ lock duration; a job whose worker died is retried after about this long. */
-  JOB_LOCK_MS: ms.default(30_000),
+  /** BullMQ lock duration; a job whose worker died is taken over within 1.5× this (docs/operations.md). */
+  JOB_LOCK_MS: ms.default(8_000),
   /** Worker processes `start` spawns, and their render concurrency. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(64).default(1),
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -111,6 +121,12 @@ const schema = z.object({
     .default('0,5000,300000,1800000,7200000,18000000,36000000'),
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
+}).superRefine((c, ctx) => {
+  // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in
+  // the prefix would override it, and a tag for everything puts every queue on one shard.
+  if (c.REDIS_URL && isClusterUrl(c.REDIS_URL) && /[{}]/.test(c.QUEUE_PREFIX)) {
+    ctx.addIssue({ code: 'custom', path: ['QUEUE_PREFIX'], message: 'must not contain { or } with a Redis Cluster (each queue gets its own hash tag)' })
+  }
 })
 
 export type Config = z.infer<typeof schema> & { outboundAllowPrivate: boolean }

@@ -1,12 +1,11 @@
 // The process-wide context every route, job and script receives: config, connections, queues.
 // Built once per process (or per test file), closed once.
 import type { Db, MongoClient } from 'mongodb'
-import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
 import { QueueRegistry } from './queues.ts'
 import { isEmbeddedEngine, loadLayouts } from './partitioned.ts'
-import { createRedis, redisReady } from './redis.ts'
+import { createRedis, redisReady, type RedisClient } from './redis.ts'
 import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
 
 export interface Platform {
@@ -16,7 +15,7 @@ export interface Platform {
   mongo: MongoClient
   db: Db
   /** Fail-fast connection for request paths: rate limits, caches, queue producers. */
-  redis: Redis
+  redis: RedisClient
   queues: QueueRegistry
   /** Stripe client (the simulator's locally); null when billing is not configured. */
   stripe: Stripe | null
@@ -28,6 +27,8 @@ export async function createPlatform(opts: {
   redisUrl: string
   mongoUrl: string
   indexes: IndexSpec[]
+  /** Queues to open at start (every queue this process may add to: queues.ts says why). */
+  queues?: string[]
 }): Promise<Platform> {
   const { config, redisUrl, mongoUrl } = opts
   const stripe = createStripeClient(config)
@@ -37,6 +38,7 @@ export async function createPlatform(opts: {
   const redis = createRedis(redisUrl, 'producer')
   await redisReady(redis)
   const queues = new QueueRegistry(redisUrl, config.QUEUE_PREFIX, redis)
+  await queues.open(opts.queues ?? [])
   return {
     config,
     redisUrl,

@@ -3,9 +3,9 @@
 // map of job id → waiters (job.waitUntilFinished adds listeners per call and can miss events).
 import { queueTelemetry } from './tracing.ts'
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
-import type { Redis } from 'ioredis'
 import { logger } from './logger.ts'
-import { createRedis } from './redis.ts'
+import { createRedis, type RedisClient } from './redis.ts'
+import { isClusterUrl, queuePrefixFor } from './redis-target.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -19,24 +19,38 @@ type Waiter = (s: JobSettled) => void
 
 export class QueueRegistry {
   private readonly queues = new Map<string, Queue>()
-  private readonly events = new Map<string, { ev: QueueEvents; conn: Redis }>()
+  private readonly events = new Map<string, { ev: QueueEvents; conn: RedisClient }>()
   private readonly waiters = new Map<string, Set<Waiter>>()
 
   constructor(
     private readonly redisUrl: string,
     private readonly prefix: string,
     /** Fail-fast connection shared by every Queue (producers). */
-    private readonly producer: Redis,
+    private readonly producer: RedisClient,
   ) {}
+
+  /** BullMQ prefix of a queue: QUEUE_PREFIX, plus the queue's own hash tag on a cluster. */
+  prefixOf(name: string): string {
+    return queuePrefixFor(this.prefix, name, isClusterUrl(this.redisUrl))
+  }
 
   queue(name: string): Queue {
     let q = this.queues.get(name)
     if (!q) {
-      q = new Queue(name, { connection: this.producer, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, telemetry: queueTelemetry() })
+      q = new Queue(name, { connection: this.producer, prefix: this.prefixOf(name), defaultJobOptions: DEFAULT_JOB_OPTIONS, telemetry: queueTelemetry() })
       q.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue error'))
       this.queues.set(name, q)
     }
     return q
+  }
+
+  /**
+   * Open these queues now, while Redis is up. A BullMQ Queue first opened during an outage waits
+   * for Redis before failing or adding anything, so a request needing it would hang instead of
+   * falling back to the outbox; queues opened at start fail fast like the connection they share.
+   */
+  async open(names: string[]): Promise<void> {
+    await Promise.all(names.map((n) => this.queue(n).waitUntilReady()))
   }
 
   /** Start listening for completions of `name` (call at start for queues whose results are awaited). */
@@ -45,7 +59,7 @@ export class QueueRegistry {
     const conn = createRedis(this.redisUrl, 'blocking')
     const ev = new QueueEvents(name, {
       connection: conn,
-      prefix: this.prefix,
+      prefix: this.prefixOf(name),
       autorun: true,
     })
     ev.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue events error'))

@@ -6,13 +6,12 @@ import type { JobDefinition } from './job.ts'
 import { PermanentJobError } from './job.ts'
 import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
-import type { Redis } from 'ioredis'
-import { createRedis } from './redis.ts'
+import { createRedis, type RedisClient } from './redis.ts'
 
 export interface RegisteredWorker {
   queue: string
   worker: Worker
-  connection: Redis
+  connection: RedisClient
 }
 
 export type JobHook = (queue: string, job: Job, outcome: 'completed' | 'failed', ms: number) => void
@@ -46,10 +45,12 @@ export async function registerWorker(
     },
     {
       connection,
-      prefix: platform.config.QUEUE_PREFIX,
+      prefix: platform.queues.prefixOf(def.queue),
       concurrency: opts.concurrency ?? (typeof def.concurrency === 'function' ? def.concurrency(platform.config) : def.concurrency) ?? 1,
+      // A dead worker's job is taken over at most lock + stall interval after its last renewal
+      // (renewals come every lock/2): 8 s + 4 s by default (docs/operations.md, "Worker death").
       lockDuration: platform.config.JOB_LOCK_MS,
-      stalledInterval: platform.config.JOB_LOCK_MS,
+      stalledInterval: Math.max(1_000, Math.floor(platform.config.JOB_LOCK_MS / 2)),
       maxStalledCount: 2,
       // The consumer span of each job continues the trace of the request that enqueued it.
       telemetry: queueTelemetry(),
@@ -57,14 +58,18 @@ export async function registerWorker(
   )
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'))
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'))
-  if (def.scheduler) {
-    const { id, every, pattern, payload } = def.scheduler
-    await platform.queues
-      .queue(def.queue)
-      .upsertJobScheduler(id, every ? { every } : { pattern, tz: 'UTC' }, { name: def.queue, data: payload, opts: def.options })
-  }
+  await upsertScheduler(platform, def)
   await worker.waitUntilReady()
   return { queue: def.queue, worker, connection }
+}
+
+/** Create or update the job's scheduler, if it has one (at start, and when Redis lost it: self-heal.ts). */
+export async function upsertScheduler(platform: Platform, def: JobDefinition): Promise<void> {
+  if (!def.scheduler) return
+  const { id, every, pattern, payload } = def.scheduler
+  await platform.queues
+    .queue(def.queue)
+    .upsertJobScheduler(id, every ? { every } : { pattern, tz: 'UTC' }, { name: def.queue, data: payload, opts: def.options })
 }
 
 /** Close workers, letting active jobs finish for at most timeoutMs, then force. */

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { listen } from '../../src/main.ts'
 import { ALL_INDEXES, SERVICES } from '../../src/services.ts'
+import { ALL_QUEUES } from '../../src/job-contracts.ts'
 import type { Service } from '../../src/platform/billing/plans.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { createPlatform, type Platform } from '../../src/platform/platform.ts'
@@ -51,7 +52,7 @@ export async function startSystem(
   const stripeEnv: Record<string, string> = stripe ? { STRIPE_API_BASE: stripe.url, STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret } : {}
   const env = testEnv({ ...stripeEnv, ...opts.env })
   const config = loadConfig({ ...process.env, ...env })
-  const platform = await createPlatform({ config, redisUrl: env.REDIS_URL!, mongoUrl: env.MONGO_URL!, indexes: ALL_INDEXES })
+  const platform = await createPlatform({ config, redisUrl: env.REDIS_URL!, mongoUrl: env.MONGO_URL!, indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers: Server[] = []
   const url: Record<string, string> = {}
   const root: Record<string, string> = {}

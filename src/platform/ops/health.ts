@@ -1,10 +1,17 @@
-// Liveness and readiness. /healthz: the process answers. /readyz: MongoDB and Redis answer, the
-// job schedulers exist (a worker has started at least once), and the process is not draining.
+// Liveness and readiness. /healthz: the process answers. /readyz: this process can WRITE to
+// MongoDB and Redis, the job schedulers exist (a worker has started at least once), and the
+// process is not draining. Writes, not pings: a master demoted by a failover still answers PING
+// (and reads) but refuses every write with READONLY, and a process stuck on it must say so.
+import { hostname } from 'node:os'
 import type { JobDefinition } from '../job.ts'
+import { randomId } from '../ids.ts'
+import { isClusterUrl } from '../redis-target.ts'
 import type { Platform } from '../platform.ts'
 import { isDraining } from './lifecycle.ts'
 
 const CHECK_TIMEOUT_MS = 2_000
+/** This process's own probe keys and document, so replicas never mask each other's failures. */
+const PROBE_ID = `${hostname()}:${process.pid}:${randomId().slice(0, 8)}`
 
 export type CheckResult = 'ok' | string
 
@@ -28,9 +35,13 @@ export interface Readiness {
 
 export async function readiness(platform: Platform, jobs: JobDefinition[]): Promise<Readiness> {
   const [mongo, redis, schedulers] = await Promise.all([
-    check(() => platform.db.command({ ping: 1 })),
+    check(() => platform.db.collection('ops_readiness').updateOne({ _id: PROBE_ID as never }, { $set: { at: new Date() } }, { upsert: true })),
     check(async () => {
-      if ((await platform.redis.ping()) !== 'PONG') throw new Error('unexpected PING reply')
+      // On a cluster, one probe key per queue's hash tag: every shard this process's queues use.
+      const keys = isClusterUrl(platform.redisUrl)
+        ? [...new Set(jobs.map((j) => platform.queues.prefixOf(j.queue)))].map((p) => `${p}:ready:${PROBE_ID}`)
+        : [`${platform.config.QUEUE_PREFIX}:ready:${PROBE_ID}`]
+      await Promise.all(keys.map((k) => platform.redis.set(k, '1', 'PX', 10_000)))
     }),
     check(async () => {
       const missing: string[] = []

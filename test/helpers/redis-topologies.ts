@@ -1,0 +1,147 @@
+// Real Redis topologies for tests, as operators run them, on free loopback ports in a temp dir:
+// a Redis Cluster made with `redis-cli --cluster create`, and a master + replica watched by one
+// Sentinel (`redis-server --sentinel`, what Debian's redis-sentinel package runs). Each returns
+// the REDIS_URL the system is configured with and direct connections for looking inside.
+import { execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import getPort from 'get-port'
+import { Redis } from 'ioredis'
+import { spawnUntilReady, type StartedChild } from '../../src/platform/embedded/child.ts'
+
+const run = promisify(execFile)
+
+export interface RedisNode {
+  port: number
+  child: StartedChild
+  /** Start it again after stop()/kill, on the same port and directory. */
+  restart(): Promise<void>
+  stop(): Promise<void>
+}
+
+async function startNode(port: number, dir: string, extra: string[], ready = /Ready to accept connections/): Promise<RedisNode> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...extra]
+  const node: RedisNode = {
+    port,
+    child: (await spawnUntilReady('redis-server', args, (l) => (ready.test(l) ? true : undefined))).child,
+    async restart() {
+      node.child = (await spawnUntilReady('redis-server', args, (l) => (ready.test(l) ? true : undefined))).child
+    },
+    stop: () => node.child.stop(),
+  }
+  return node
+}
+
+async function waitUntil(fn: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if (await fn()) return
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+export interface TestCluster {
+  url: string
+  nodes: RedisNode[]
+  /** One direct (non-cluster) connection per master node. */
+  direct(): Redis[]
+  stop(): Promise<void>
+}
+
+/** `masters` masters (no replicas), slots split evenly by redis-cli. */
+export async function startCluster(masters = 3): Promise<TestCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'qw-cluster-'))
+  const nodes: RedisNode[] = []
+  for (let i = 0; i < masters; i++) {
+    const port = await getPort({ host: '127.0.0.1' })
+    nodes.push(
+      await startNode(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000']),
+    )
+  }
+  const addrs = nodes.map((n) => `127.0.0.1:${n.port}`)
+  await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 })
+  const conns = nodes.map((n) => new Redis(n.port, '127.0.0.1', { lazyConnect: false }))
+  await waitUntil(async () => (await Promise.all(conns.map((c) => c.cluster('INFO')))).every((i) => /cluster_state:ok/.test(String(i))), 30_000, 'cluster_state:ok')
+  return {
+    url: `redis+cluster://${addrs.join(',')}`,
+    nodes,
+    direct: () => conns,
+    async stop() {
+      for (const c of conns) c.disconnect()
+      await Promise.all(nodes.map((n) => n.stop()))
+    },
+  }
+}
+
+export interface TestSentinel {
+  url: string
+  masterName: string
+  master: RedisNode
+  replica: RedisNode
+  sentinel: RedisNode
+  /** A direct connection to the sentinel. */
+  sentinelConn: Redis
+  /** The port of the current master, as the sentinel says. */
+  masterPort(): Promise<number>
+  stop(): Promise<void>
+}
+
+/** 1 master, 1 replica, 1 sentinel (quorum 1); fast failure detection for tests. */
+export async function startSentinel(): Promise<TestSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'qw-sentinel-'))
+  const masterName = 'qwmaster'
+  const [mp, rp, sp] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })]
+  const master = await startNode(mp, join(dir), [])
+  const replica = await startNode(rp, dir, ['--replicaof', '127.0.0.1', String(mp)])
+  const conf = join(dir, 'sentinel.conf')
+  writeFileSync(
+    conf,
+    [
+      `port ${sp}`,
+      'bind 127.0.0.1',
+      'protected-mode no',
+      `dir ${dir}`,
+      `sentinel monitor ${masterName} 127.0.0.1 ${mp} 1`,
+      `sentinel down-after-milliseconds ${masterName} 2000`,
+      `sentinel failover-timeout ${masterName} 10000`,
+      `sentinel parallel-syncs ${masterName} 1`,
+      '',
+    ].join('\n'),
+  )
+  const started = await spawnUntilReady('redis-server', [conf, '--sentinel'], (l) => (/\+monitor master/.test(l) ? true : undefined))
+  const sentinel: RedisNode = {
+    port: sp,
+    child: started.child,
+    restart: async () => {
+      throw new Error('not supported')
+    },
+    stop: () => started.child.stop(),
+  }
+  const sentinelConn = new Redis(sp, '127.0.0.1')
+  const masterPort = async () => Number(((await sentinelConn.call('SENTINEL', 'get-master-addr-by-name', masterName)) as string[])[1])
+  // The failover needs the sentinel to know the replica and the replica to be in sync.
+  const replicaConn = new Redis(rp, '127.0.0.1')
+  await waitUntil(async () => /master_link_status:up/.test(await replicaConn.info('replication')), 30_000, 'replica in sync')
+  replicaConn.disconnect()
+  await waitUntil(async () => ((await sentinelConn.call('SENTINEL', 'replicas', masterName)) as unknown[]).length > 0, 30_000, 'sentinel sees the replica')
+  return {
+    url: `redis+sentinel://127.0.0.1:${sp}/${masterName}`,
+    masterName,
+    master,
+    replica,
+    sentinel,
+    sentinelConn,
+    masterPort,
+    async stop() {
+      sentinelConn.disconnect()
+      await Promise.all([sentinel.stop(), master.stop(), replica.stop()])
+    },
+  }
+}
