@@ -34,10 +34,12 @@ export interface BuildOptions {
   logoDataUrl?: string
   /** Default invoice date (UTC today, YYYY-MM-DD). */
   today: string
+  /** Embed every font (PDF/A): Noto Sans instead of the standard Helvetica. */
+  embedFonts?: boolean
 }
 
 export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): { doc: TDocumentDefinitions; base: FontName } {
-  const base: FontName = allText(req).every(isWinAnsi) ? 'Helvetica' : 'NotoSans'
+  const base: FontName = !opts.embedFonts && allText(req).every(isWinAnsi) ? 'Helvetica' : 'NotoSans'
   const t = (s: string, extra: Record<string, unknown> = {}): Content => {
     const runs = fontRuns(clean(s), base)
     if (runs.length === 1 && runs[0]!.font === base) return { text: runs[0]!.text, ...extra } as Content
