@@ -3,6 +3,8 @@
 // e-invoice format needs. Each problem names the request field and its EN 16931 business term
 // (`to.vat_id (BT-48) is required for …`) so a client can fix the request in one pass.
 import { currencyExponent } from './money.ts'
+import { swissProblem } from './payment-qr.ts'
+import type { InvoiceRequest } from './schema.ts'
 import { XML_FORMATS, type InvoiceFormat } from './schema-einvoice.ts'
 import { lineTaxOf, type TaxCategory } from './vat.ts'
 
@@ -150,14 +152,19 @@ export function formatProblems(req: RequirementInput): string[] {
 function qrProblems(req: RequirementInput, out: string[]): void {
   const kind = req.payment_qr
   const why = `for payment_qr ${kind}`
+  if (req.document_type === 'credit_note') out.push(`payment_qr is not available for a credit note (the seller pays it)`)
   if (!req.payment?.iban) out.push(`payment.iban (BT-84) is required ${why}`)
   if (!(req.from?.name || req.payment?.account_name)) out.push(`from.name (BT-27) is required ${why}`)
   if (kind === 'epc' && req.currency !== 'EUR') out.push(`currency (BT-5) must be EUR ${why}`)
   if (kind === 'swiss') {
     if (req.currency !== 'CHF' && req.currency !== 'EUR') out.push(`currency (BT-5) must be CHF or EUR ${why}`)
     if (req.payment?.iban && !/^(CH|LI)/.test(req.payment.iban)) out.push(`payment.iban (BT-84) must be a Swiss or Liechtenstein IBAN ${why}`)
-    for (const [k, bt] of [['city', 'BT-37'], ['postal_code', 'BT-38'], ['country', 'BT-40']] as const) {
-      if (!req.from?.[k]) out.push(`from.${k} (${bt}) is required ${why}`)
+    let complete = true
+    for (const [k, bt] of [['street', 'BT-35'], ['city', 'BT-37'], ['postal_code', 'BT-38'], ['country', 'BT-40']] as const) {
+      if (!req.from?.[k]) (out.push(`from.${k} (${bt}) is required ${why}`), (complete = false))
     }
+    // The rest of the QR-bill's rules (QR-IBAN needs a QR reference, lengths …) are swissqrbill's.
+    const problem = complete && out.length === 0 ? swissProblem(req as InvoiceRequest) : null
+    if (problem) out.push(`payment_qr swiss: ${problem}`)
   }
 }
