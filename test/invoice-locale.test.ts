@@ -92,4 +92,26 @@ describe('invoice PDF: locales, VAT breakdown, payment QR', () => {
     assert.match(res.json.error, /payment\.iban \(BT-84\) is required for payment_qr epc/)
     assert.match(res.json.error, /currency \(BT-5\) must be EUR for payment_qr epc/)
   })
+
+  const swiss = (extra: Record<string, unknown> = {}) =>
+    fullRequest({
+      locale: 'de', currency: 'CHF', tax_rate: 8.1, payment_qr: 'swiss',
+      from: { ...fullRequest().from, country: 'CH', city: 'Bern', postal_code: '3000', street: 'Bundesplatz 3' },
+      payment: { iban: 'CH9300762011623852957', reference: 'RF18539007547034' },
+      ...extra,
+    })
+
+  it('payment_qr swiss: the QR-bill payment part is printed on its own last page', async () => {
+    const { flat } = await render(swiss())
+    const pages = flat.split('\f')
+    const last = pages.filter((p) => p.trim()).at(-1)!
+    for (const s of ['Empfangsschein', 'Zahlteil', 'CH93 0076 2011 6238 5295 7', 'RF18 5390 0754 7034', 'Bundesplatz 3']) assert.ok(last.includes(s), `missing "${s}" on the last page\n${last}`)
+    assert.ok(!pages[0]!.includes('Zahlteil'))
+  })
+
+  it('payment_qr swiss: a QR-IBAN without a QR reference is a 400 (swissqrbill\'s rule)', async () => {
+    const res = await post(`${base}/invoice`, swiss({ payment: { iban: 'CH4431999123000889012', reference: 'RF18539007547034' } }), { key })
+    assert.equal(res.status, 400)
+    assert.match(res.json.error, /^payment_qr swiss: /)
+  })
 })

@@ -53,10 +53,10 @@ const SWISS_LANGUAGE: Record<string, 'DE' | 'FR' | 'IT' | 'EN'> = { de: 'DE', fr
  * `svgFont` is the pdfmake family the payment part's text is set in (its SVG asks for Arial):
  * the standard Helvetica, or Noto Sans when the PDF embeds its fonts.
  */
-export function paymentQr(req: InvoiceRequest, totalMinor: bigint, exp: number, svgFont = 'Helvetica'): { content: Content; texts: string[]; page?: Content[] } | null {
+export function paymentQr(req: InvoiceRequest, totalMinor: bigint, exp: number, svgFont = 'Helvetica'): { content: Content; page?: Content[] } | null {
   if (req.payment_qr === 'epc') {
     const payload = epcPayload(req, totalMinor, exp)
-    return { content: { qr: payload, fit: 120, eccLevel: 'M', margin: [0, 0, 0, 0] } as Content, texts: payload.split('\n') }
+    return { content: { qr: payload, fit: 120, eccLevel: 'M', margin: [0, 0, 0, 0] } as Content }
   }
   if (req.payment_qr === 'swiss') {
     const svg = new SwissQRBill(swissData(req, totalMinor, exp), { language: SWISS_LANGUAGE[req.locale ?? 'en'] ?? 'EN' })
@@ -70,7 +70,6 @@ export function paymentQr(req: InvoiceRequest, totalMinor: bigint, exp: number, 
     // A4 is 595.28 × 841.89 pt; the payment part is the bottom 105 mm (297.64 pt) of its page.
     return {
       content: { text: '' },
-      texts: [],
       page: [{ text: '', pageBreak: 'before' }, { svg, font: svgFont, width: 595.28, absolutePosition: { x: 0, y: 841.89 - 297.64 } } as Content],
     }
   }
