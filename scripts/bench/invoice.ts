@@ -17,6 +17,7 @@ import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { fmt } from './lib/http-load.ts'
 import { readLayout } from '../../src/platform/partitioned.ts'
+import { facturxVsPlain } from './lib/facturx-render.ts'
 
 const CONCURRENCY = 8
 const THROUGHPUT_N = Number(process.env.BENCH_INVOICES ?? 500)
@@ -111,6 +112,9 @@ async function main(): Promise<void> {
     console.log('\nreference: pdfmake, same 20-line invoice, tight loop in-process …')
     const ref = await reference()
     console.log(`  ${fmt(ref.docsPerSec)} docs/s (${fmt(ref.msPerDoc, 2)} ms per document)`)
+    console.log('\nfacturx (PDF/A-3b + CII XML) vs plain PDF, same invoice, in-process …')
+    const fx = await facturxVsPlain(invoice)
+    console.log(`  plain ${fmt(fx.plainMs, 2)} ms, facturx ${fmt(fx.facturxMs, 2)} ms: ${fmt(fx.ratio, 2)} × (target ≤ 2)`)
 
     const id = randomBytes(4).toString('hex')
     const port = await getPort({ host: '127.0.0.1', exclude: [3001, 3002, 3003] })
@@ -221,6 +225,7 @@ async function main(): Promise<void> {
     const rssDelta = (rssLate - rssEarly) / rssEarly
     const rows: [string, string, string, string][] = [
       ['reference: pdfmake in-process, 20-line invoice', `${fmt(ref.docsPerSec)} docs/s`, `${fmt(ref.msPerDoc, 2)} ms/doc`, ''],
+      ['facturx render vs plain PDF, 20-line invoice', `${fmt(fx.facturxMs, 1)} vs ${fmt(fx.plainMs, 1)} ms/doc`, `${fmt(fx.ratio, 2)} × (target ≤ 2)`, fx.ratio <= 2 ? 'met' : 'MISSED'],
       [`end to end, concurrency ${CONCURRENCY}, ${THROUGHPUT_N} invoices`, `${fmt(e2eRate)} invoices/s`, `ratio ${fmt(ratio, 2)} (target ≥ 0.6)`, ratio >= 0.6 ? 'met' : 'MISSED'],
       ['  latency under load p50 / p99', `${fmt(median(tp.latencies))} / ${fmt(pct(tp.latencies, 99))} ms`, '', ''],
       ['single request p50 (sequential)', `${fmt(seqP50, 1)} ms`, `render ${fmt(ref.msPerDoc, 1)} ms + 15 = ${fmt(ref.msPerDoc + 15, 1)} ms`, seqP50 <= ref.msPerDoc + 15 ? 'met' : 'MISSED'],

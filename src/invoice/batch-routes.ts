@@ -23,7 +23,7 @@ import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { invoiceBatchWatchContract } from './job-contracts.ts'
 import { release, reserve, used } from './quota.ts'
 import type { InvoiceRequest } from './schema.ts'
-import { sendPdf } from './pdf-response.ts'
+import { sendInvoiceFile } from './pdf-response.ts'
 import { storedPdf } from './pdf-store.ts'
 import { batchRowId } from './slot-key.ts'
 import { invoices } from './store.ts'
@@ -218,7 +218,7 @@ export function batchRoutes(router: Router, platform: Platform, auth: Middleware
     if (doc.status === 'done') {
       const pdf = await storedPdf(platform.db, doc)
       if (!pdf) throw notFound('Invoice is no longer stored')
-      return sendPdf(ctx, pdf, `invoice-${doc._id}.pdf`)
+      return sendInvoiceFile(ctx, pdf, (doc.request as { format?: string } | undefined)?.format, `invoice-${doc._id}`)
     }
     if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
     throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })

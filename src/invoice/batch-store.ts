@@ -78,6 +78,8 @@ export interface RowState {
   state: InvoiceStatus
   error?: { status: number; message: string }
   invoice_number?: string
+  /** The row's output format (absent: pdf). */
+  format?: string
 }
 
 /**
@@ -86,10 +88,10 @@ export interface RowState {
  */
 export async function rowStates(db: Db, batchId: string): Promise<RowState[]> {
   const docs = await invoices(db, batchId)
-    .aggregate<{ _id: string; row: number; status: InvoiceStatus; error?: RowState['error']; invoice_number?: string }>([
+    .aggregate<{ _id: string; row: number; status: InvoiceStatus; error?: RowState['error']; invoice_number?: string; format?: string }>([
       { $match: { batch_id: batchId } },
       { $sort: { row: 1 } },
-      { $project: { _id: 1, row: 1, status: 1, error: 1, invoice_number: '$request.invoice_number' } },
+      { $project: { _id: 1, row: 1, status: 1, error: 1, invoice_number: '$request.invoice_number', format: '$request.format' } },
     ])
     .toArray()
   return docs.map((d) => ({
@@ -98,6 +100,7 @@ export async function rowStates(db: Db, batchId: string): Promise<RowState[]> {
     state: d.status,
     ...(d.error ? { error: d.error } : {}),
     ...(typeof d.invoice_number === 'string' ? { invoice_number: d.invoice_number } : {}),
+    ...(typeof d.format === 'string' ? { format: d.format } : {}),
   }))
 }
 

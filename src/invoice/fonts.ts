@@ -73,6 +73,12 @@ export function embeddedFontFiles(): Record<string, Buffer> {
   }
 }
 
+/**
+ * Noto Sans by file path, for SVG content (the Swiss QR-bill): pdfmake's SVG renderer hands font
+ * names straight to PDFKit, which reads files and does not see pdfmake's virtual file system.
+ */
+export const NOTO_SVG_FILES = { normal: join(latinDir, 'NotoSans-Regular.ttf'), bold: join(latinDir, 'NotoSans-Bold.ttf') }
+
 /** The font descriptors for pdfmake; embedded fonts are read from its virtual file system. */
 export function pdfmakeFonts(base: FontName): Record<string, Record<string, string>> {
   const helvetica = { normal: 'Helvetica', bold: 'Helvetica-Bold', italics: 'Helvetica-Oblique', bolditalics: 'Helvetica-BoldOblique' }
@@ -81,7 +87,11 @@ export function pdfmakeFonts(base: FontName): Record<string, Record<string, stri
     Helvetica: helvetica,
     NotoSans: { normal: 'NotoSans-Regular.ttf', bold: 'NotoSans-Bold.ttf', italics: 'NotoSans-Regular.ttf', bolditalics: 'NotoSans-Bold.ttf' },
     NotoSansSC: { normal: 'NotoSansSC-Regular.otf', bold: 'NotoSansSC-Bold.otf', italics: 'NotoSansSC-Regular.otf', bolditalics: 'NotoSansSC-Bold.otf' },
+    NotoSansSvg: { normal: NOTO_SVG_FILES.normal, bold: NOTO_SVG_FILES.bold, italics: NOTO_SVG_FILES.normal, bolditalics: NOTO_SVG_FILES.bold },
   }
 }
 
 export const STANDARD_FONT_FILES = ['Helvetica', 'Helvetica-Bold', 'Helvetica-Oblique', 'Helvetica-BoldOblique']
+
+/** The only files a document may read: the standard fonts and the two Noto files SVG text uses. */
+export const READABLE_FONT_FILES = [...STANDARD_FONT_FILES, NOTO_SVG_FILES.normal, NOTO_SVG_FILES.bold]

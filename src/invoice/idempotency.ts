@@ -11,7 +11,7 @@ import { clock } from '../platform/clock.ts'
 import { sha256 } from '../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
 import type { Platform } from '../platform/platform.ts'
-import { sendPdf } from './pdf-response.ts'
+import { sendInvoiceFile } from './pdf-response.ts'
 import { invoices, pdfBytes } from './store.ts'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -144,7 +144,7 @@ export function invoiceIdempotency(platform: Platform) {
     async replay(ctx, result) {
       const doc = 'invoice_id' in result ? await invoices(platform.db, result.invoice_id).findOne({ _id: result.invoice_id, account_id: accountOf(ctx)._id }) : null
       if (!doc || doc.status !== 'done' || !doc.pdf) throw notFound('The invoice created with this Idempotency-Key is no longer stored')
-      sendPdf(ctx, pdfBytes(doc), 'invoice.pdf')
+      sendInvoiceFile(ctx, pdfBytes(doc), (doc.request as { format?: string } | undefined)?.format, 'invoice')
       ctx.set('X-Invoice-Id', doc._id)
     },
   })

@@ -1,10 +1,11 @@
-// Invoice arithmetic in integer minor units (cents), exact: numbers are read as the decimals the
-// client wrote (1.005 is 1.005, not 1.00499…) and products are rounded half up (DESIGN.md §7).
+// Invoice arithmetic in integer minor units (cents unless an ISO currency with other minor units
+// is given: JPY 0, BHD 3), exact: numbers are read as the decimals the client wrote (1.005 is
+// 1.005, not 1.00499…) and products are rounded half up (DESIGN.md §7).
 //   line = round(quantity × unit_price); subtotal = Σ lines; discount is flat, off the subtotal;
 //   tax = round((subtotal − discount) × tax_rate / 100); total = subtotal − discount + tax.
 
 /** A finite number as an exact decimal: value = int / 10^scale. */
-function decimal(n: number): { int: bigint; scale: number } {
+export function decimal(n: number): { int: bigint; scale: number } {
   const [mant, expPart] = String(n).toLowerCase().split('e')
   const exp = expPart ? Number(expPart) : 0
   const neg = mant!.startsWith('-')
@@ -19,19 +20,36 @@ function decimal(n: number): { int: bigint; scale: number } {
 }
 
 /** round-half-up(num / den) for non-negative num, positive den. */
-function divRound(num: bigint, den: bigint): bigint {
+export function divRound(num: bigint, den: bigint): bigint {
   return (num * 2n + den) / (den * 2n)
 }
 
-/** round-half-up(a × b × 100) in cents, for a, b ≥ 0. */
-function centsOfProduct(a: number, b: number): bigint {
+/** round-half-up(a × b × 10^exp) in minor units, for a, b ≥ 0 (exp 2: cents). */
+export function minorOfProduct(a: number, b: number, exp = 2): bigint {
   const x = decimal(a)
   const y = decimal(b)
-  return divRound(x.int * y.int * 100n, 10n ** BigInt(x.scale + y.scale))
+  return divRound(x.int * y.int * 10n ** BigInt(exp), 10n ** BigInt(x.scale + y.scale))
 }
 
 export function toCents(amount: number): bigint {
-  return centsOfProduct(amount, 1)
+  return minorOfProduct(amount, 1)
+}
+
+export function toMinor(amount: number, exp: number): bigint {
+  return minorOfProduct(amount, 1, exp)
+}
+
+/** Minor-unit digits of an ISO 4217 currency as Intl knows them (EUR 2, JPY 0, BHD 3). */
+export function currencyExponent(code: string): number {
+  return new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
+}
+
+/** Minor units as a plain decimal string with exactly `exp` decimals: 12345, 2 → "123.45". */
+export function decimalString(minor: bigint, exp: number): string {
+  const neg = minor < 0n
+  const abs = (neg ? -minor : minor).toString().padStart(exp + 1, '0')
+  const s = exp ? `${abs.slice(0, -exp)}.${abs.slice(-exp)}` : abs
+  return neg ? `-${s}` : s
 }
 
 export interface LineInput {
@@ -48,10 +66,10 @@ export interface Totals {
   total: bigint
 }
 
-export function computeTotals(items: LineInput[], opts: { discount?: number; tax_rate?: number }): Totals {
-  const lines = items.map((i) => centsOfProduct(i.quantity, i.unit_price))
+export function computeTotals(items: LineInput[], opts: { discount?: number; tax_rate?: number }, exp = 2): Totals {
+  const lines = items.map((i) => minorOfProduct(i.quantity, i.unit_price, exp))
   const subtotal = lines.reduce((a, b) => a + b, 0n)
-  const discount = toCents(opts.discount ?? 0)
+  const discount = toMinor(opts.discount ?? 0, exp)
   const taxable = subtotal - discount
   const rate = decimal(opts.tax_rate ?? 0)
   const tax = taxable > 0n ? divRound(taxable * rate.int, 100n * 10n ** BigInt(rate.scale)) : 0n

@@ -3,12 +3,12 @@
 import pdfmake from 'pdfmake'
 import { buildInvoiceDocument, type BuildOptions } from './document.ts'
 import { INVALID_LOGO } from './logo.ts'
-import { embeddedFontFiles, pdfmakeFonts, STANDARD_FONT_FILES } from './fonts.ts'
+import { embeddedFontFiles, pdfmakeFonts, READABLE_FONT_FILES } from './fonts.ts'
 import type { InvoiceRequest } from './schema.ts'
 
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
 pdfmake.setUrlAccessPolicy(() => false)
-pdfmake.setLocalAccessPolicy((path: string) => STANDARD_FONT_FILES.includes(path))
+pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path))
 
 // The server build keeps a virtual file system the typings do not declare.
 const vfs = (pdfmake as unknown as { virtualfs: { writeFileSync(name: string, data: Buffer): void } }).virtualfs

@@ -18,7 +18,7 @@ import { insertInvoice, markFailed, type InvoiceKind } from './store.ts'
 import { subscribe } from './subscribers.ts'
 import { batchRoutes } from './batch-routes.ts'
 import { invoiceIdempotency } from './idempotency.ts'
-import { sendPdf } from './pdf-response.ts'
+import { sendInvoiceFile } from './pdf-response.ts'
 
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
@@ -73,7 +73,7 @@ export function invoiceRouter(platform: Platform): Router {
     const pdf = await renderNow(platform, 'single', account._id, period, body, id)
     ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
     ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again
-    sendPdf(ctx, pdf, 'invoice.pdf')
+    sendInvoiceFile(ctx, pdf, body.format, 'invoice')
   })
 
   router.get('/usage', auth, async (ctx) => {
@@ -89,7 +89,7 @@ export function invoiceRouter(platform: Platform): Router {
   }, validate(demoInvoiceSchema), async (ctx) => {
     const { body } = input(ctx, demoInvoiceSchema)
     const pdf = await renderNow(platform, 'demo', null, null, body)
-    sendPdf(ctx, pdf, 'demo.pdf')
+    sendInvoiceFile(ctx, pdf, body.format, 'demo')
   })
 
   router.post('/subscribe', validate(subscribeSchema), async (ctx) => {

@@ -2,7 +2,9 @@
 // batches; the worker parses stored requests with the same schema.
 import { z } from 'zod'
 import { signupSchema } from '../platform/accounts.ts'
-import { computeTotals } from './money.ts'
+import { computeTotals, currencyExponent } from './money.ts'
+import { formatProblems, rateProblems } from './einvoice-requirements.ts'
+import { invoiceExtra, lineExtra, partyExtra } from './schema-einvoice.ts'
 
 export const ITEMS_REQUIRED = 'items is required and must be a non-empty array'
 export const MAX_ITEMS = 1_000
@@ -15,6 +17,7 @@ const lineItem = z.object({
   description: z.string().trim().min(1).max(1_000),
   quantity: z.number().finite().gt(0).max(1_000_000_000),
   unit_price: money(1_000_000_000_000),
+  ...lineExtra,
 })
 
 const party = z.object({
@@ -22,6 +25,7 @@ const party = z.object({
   address: text(1_000).optional(),
   email: text(254).optional(),
   phone: text(64).optional(),
+  ...partyExtra,
 })
 
 const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -50,12 +54,17 @@ function invoiceObject(maxItems: number) {
       footer: text(1_000).optional(),
       logo_url: z.string().max(2_048).optional(),
       payment_info: text(5_000).optional(),
+      ...invoiceExtra,
     })
     .superRefine((body, ctx) => {
       if (body.discount) {
-        const t = computeTotals(body.items, { discount: body.discount })
+        const t = computeTotals(body.items, { discount: body.discount }, body.currency ? currencyExponent(body.currency) : 2)
         if (t.taxable < 0n) ctx.addIssue({ code: 'custom', path: ['discount'], message: 'discount must not exceed the subtotal' })
       }
+      for (const p of rateProblems(body)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message })
+      // One issue listing every missing term: /invoice reports the first issue only.
+      const missing = formatProblems(body)
+      if (missing.length) ctx.addIssue({ code: 'custom', path: [], message: missing.join('; ') })
     })
 }
 

@@ -16,6 +16,11 @@ export function formatPath(path: PropertyKey[]): string {
   return out || 'body'
 }
 
+/** A message written in a schema that the field's path is put in front of ("must be a date" → "due_date must be a date"). */
+export function fieldMessage(s: string): string {
+  return PATH_MARK + s
+}
+
 function typeName(t: string): string {
   return t === 'object' ? 'an object' : t === 'array' ? 'an array' : t === 'integer' || t === 'int' ? 'an integer' : `a ${t}`
 }

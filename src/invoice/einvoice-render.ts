@@ -1,0 +1,77 @@
+// E-invoice outputs: the request mapped to the EN 16931 model (einvoice-model.ts), checked against
+// the business rules this service is responsible for (einvoice-rules.ts), then written by
+// @e-invoice-eu/core: UBL (Peppol BIS Billing 3.0), XRechnung CII, or Factur-X (the CII XML
+// embedded into the invoice PDF, made PDF/A-3b). Runs in the render threads.
+import { FormatFactoryService, invoiceSchema, ValidationService, type EInvoiceFormat, type Invoice, type Logger } from '@e-invoice-eu/core'
+import { Ajv2019, type ValidateFunction } from 'ajv/dist/2019.js'
+import { logger } from '../platform/logger.ts'
+import { buildEInvoice } from './einvoice-model.ts'
+import { assertBusinessRules } from './einvoice-rules.ts'
+import type { InvoiceRequest } from './schema.ts'
+import type { InvoiceFormat } from './schema-einvoice.ts'
+
+const LIB_FORMAT: Record<Exclude<InvoiceFormat, 'pdf'>, string> = {
+  facturx: 'Factur-X-EN16931',
+  xrechnung: 'XRECHNUNG-CII',
+  ubl: 'UBL',
+}
+
+// The library reports through a logger: its chatter is dropped, and what it finds wrong with a
+// model (which requests that passed our checks should never give) goes to the log before it throws.
+const quiet: Logger = { log: () => undefined, warn: () => undefined, error: (m) => logger.error({ detail: m }, 'e-invoice library rejected a model') }
+
+const factory = new FormatFactoryService()
+const validation = new ValidationService(quiet)
+const validators = new Map<string, ValidateFunction<Invoice>>()
+
+/**
+ * What InvoiceService.generate() does, with each format's JSON-schema validator compiled once
+ * per thread instead of on every call (the compile of the library's large schema cost more than
+ * the rest of an XML render).
+ */
+async function generate(invoice: Invoice, options: { format: string; lang: string; pdf?: { buffer: Uint8Array; filename: string; mimetype: string } }): Promise<string | Uint8Array> {
+  const formatter: EInvoiceFormat = factory.createFormatService(options.format, quiet)
+  const format = factory.normalizeFormat(options.format)
+  let validate = validators.get(format)
+  if (!validate) {
+    const schema = structuredClone(invoiceSchema)
+    formatter.patchSchema(schema as never)
+    validate = new Ajv2019({ strict: true, allErrors: true, useDefaults: true }).compile<Invoice>(schema)
+    validators.set(format, validate)
+  }
+  const checked = validation.validate('invoice data', validate, invoice)
+  formatter.fillInvoiceDefaults(checked)
+  return formatter.generate(checked, { ...options, format })
+}
+
+// CII requires ram:ApplicableHeaderTradeDelivery (it may be empty), but @e-invoice-eu/core 2.3
+// writes it only when the invoice has delivery data, and the D16B schema then rejects the XML.
+// Every CII output (XRechnung and the XML inside Factur-X) goes through the plain CII format's
+// generate(), which the package does not export by name: it is patched on that format's prototype.
+type Generate = (...args: unknown[]) => Promise<string | Uint8Array>
+const ciiProto = Object.getPrototypeOf(new FormatFactoryService().createFormatService('CII', quiet)) as { generate: Generate }
+const ciiGenerate = ciiProto.generate
+ciiProto.generate = async function (this: unknown, ...args: unknown[]) {
+  const xml = await ciiGenerate.apply(this, args)
+  return typeof xml === 'string' ? withTradeDelivery(xml) : xml
+}
+
+export function withTradeDelivery(xml: string): string {
+  if (xml.includes('<ram:ApplicableHeaderTradeDelivery')) return xml
+  return xml.replace(/(\s*)<ram:ApplicableHeaderTradeSettlement>/, '$1<ram:ApplicableHeaderTradeDelivery/>$1<ram:ApplicableHeaderTradeSettlement>')
+}
+
+const LANG: Record<string, string> = { en: 'en-us', de: 'de-de', fr: 'fr-fr', es: 'es-es', it: 'it-it', nl: 'nl-nl', 'pt-BR': 'pt-br', ja: 'ja-jp', 'zh-CN': 'zh-cn' }
+
+/** The e-invoice bytes: XML for ubl/xrechnung, the PDF/A-3b for facturx (`pdf` is its visible part). */
+export async function renderEInvoice(req: InvoiceRequest, opts: { today: string; pdf?: Buffer }): Promise<Buffer> {
+  const format = req.format as Exclude<InvoiceFormat, 'pdf'>
+  const { invoice, totals } = buildEInvoice(req, opts.today)
+  assertBusinessRules(invoice, totals)
+  const out = await generate(invoice, {
+    format: LIB_FORMAT[format],
+    lang: LANG[req.locale ?? 'en'] ?? 'en-us',
+    ...(opts.pdf ? { pdf: { buffer: opts.pdf, filename: 'invoice.pdf', mimetype: 'application/pdf' } } : {}),
+  })
+  return typeof out === 'string' ? Buffer.from(out, 'utf8') : Buffer.from(out.buffer, out.byteOffset, out.byteLength)
+}

@@ -1,0 +1,77 @@
+// Payment QR codes on the invoice PDF (`payment_qr`):
+//   epc   — the EPC SEPA credit-transfer QR ("GiroCode", EPC069-12 version 002, UTF-8): BIC,
+//           payee, IBAN, EUR amount, remittance text; printed beside the payment details.
+//   swiss — the Swiss QR-bill payment part (receipt + payment part, 210 × 105 mm) drawn by the
+//           swissqrbill package as SVG, on its own last page as the QR-bill standard places it.
+// einvoice-requirements.ts checks beforehand that the request has what each needs.
+import type { Content } from 'pdfmake/interfaces.js'
+import { SwissQRBill } from 'swissqrbill/svg'
+import type { Data } from 'swissqrbill/types'
+import { decimalString } from './money.ts'
+import type { InvoiceRequest } from './schema.ts'
+
+/** The EPC069-12 payload: one field per line, in this order. */
+export function epcPayload(req: InvoiceRequest, totalMinor: bigint, exp: number): string {
+  const p = req.payment!
+  const name = (p.account_name ?? req.from!.name!).slice(0, 70)
+  const remittance = (p.reference ?? req.invoice_number ?? '').slice(0, 140)
+  return ['BCD', '002', '1', 'SCT', p.bic ?? '', name, p.iban!, `EUR${decimalString(totalMinor, exp)}`, '', '', remittance].join('\n')
+}
+
+/** The swissqrbill data of the request: creditor from the seller, debtor from a complete buyer address. */
+export function swissData(req: InvoiceRequest, totalMinor: bigint | undefined, exp: number): Data {
+  const from = req.from!
+  const data: Data = {
+    currency: req.currency as 'CHF' | 'EUR',
+    creditor: { name: (req.payment?.account_name ?? from.name!).slice(0, 70), address: from.street ?? '', zip: from.postal_code!, city: from.city!, country: from.country!, account: req.payment!.iban! },
+  }
+  if (totalMinor !== undefined && totalMinor > 0n) data.amount = Number(decimalString(totalMinor, exp))
+  const to = req.to
+  if (to?.name && to.street && to.postal_code && to.city && to.country) {
+    data.debtor = { name: to.name.slice(0, 70), address: to.street, zip: to.postal_code, city: to.city, country: to.country }
+  }
+  const ref = req.payment?.reference?.replace(/\s+/g, '')
+  // A QR or creditor (RF) reference is structured; any other reference goes in the message.
+  if (ref && (/^\d{27}$/.test(ref) || /^RF\d{2}[A-Z0-9]{1,21}$/i.test(ref))) data.reference = ref
+  else if (req.payment?.reference) data.message = req.payment.reference.slice(0, 140)
+  return data
+}
+
+/** Why swissqrbill refuses the request's data (a QR-IBAN without a QR reference, a bad country …), if it does. */
+export function swissProblem(req: InvoiceRequest): string | null {
+  try {
+    new SwissQRBill(swissData(req, undefined, 2))
+    return null
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+const SWISS_LANGUAGE: Record<string, 'DE' | 'FR' | 'IT' | 'EN'> = { de: 'DE', fr: 'FR', it: 'IT' }
+
+/**
+ * `svgFont` is the pdfmake family the payment part's text is set in (its SVG asks for Arial):
+ * the standard Helvetica, or Noto Sans when the PDF embeds its fonts.
+ */
+export function paymentQr(req: InvoiceRequest, totalMinor: bigint, exp: number, svgFont = 'Helvetica'): { content: Content; page?: Content[] } | null {
+  if (req.payment_qr === 'epc') {
+    const payload = epcPayload(req, totalMinor, exp)
+    return { content: { qr: payload, fit: 120, eccLevel: 'M', margin: [0, 0, 0, 0] } as Content }
+  }
+  if (req.payment_qr === 'swiss') {
+    const svg = new SwissQRBill(swissData(req, totalMinor, exp), { language: SWISS_LANGUAGE[req.locale ?? 'en'] ?? 'EN' })
+      .toString()
+      // Sized in points for pdfmake (its SVG renderer reads "210mm" as 210 units).
+      .replace('width="210mm" height="105mm"', 'width="595.28" height="297.64"')
+      .replace(/font-family="[^"]*"/g, `font-family="${svgFont}"`)
+      // The QR code is one rect per module; a hairline outline closes the gaps a rasteriser
+      // leaves between neighbours, which otherwise stop scanners reading it.
+      .replace(/(<rect [^>]*fill="black") \/>/g, '$1 stroke="black" stroke-width="0.05mm" />')
+    // A4 is 595.28 × 841.89 pt; the payment part is the bottom 105 mm (297.64 pt) of its page.
+    return {
+      content: { text: '' },
+      page: [{ text: '', pageBreak: 'before' }, { svg, font: svgFont, width: 595.28, absolutePosition: { x: 0, y: 841.89 - 297.64 } } as Content],
+    }
+  }
+  return null
+}

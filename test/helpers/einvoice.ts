@@ -1,0 +1,91 @@
+// E-invoice checks for tests: XML against the CII D16B and UBL 2.1 schemas (xmllint, from
+// ../shared/einvoice-xsd beside the repository), the Factur-X parts of a PDF/A-3 (its embedded
+// XML, XMP, fonts), and a valid EN 16931 request every format accepts.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const XSD = resolve(process.cwd(), '../shared/einvoice-xsd')
+export const CII_XSD = join(XSD, 'cii-d16b/CrossIndustryInvoice_100pD16B.xsd')
+export const UBL_INVOICE_XSD = join(XSD, 'ubl-2.1/maindoc/UBL-Invoice-2.1.xsd')
+export const UBL_CREDIT_NOTE_XSD = join(XSD, 'ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd')
+
+function tmp(name: string, data: Buffer | string): string {
+  const f = join(mkdtempSync(join(tmpdir(), 'qw-einv-')), name)
+  writeFileSync(f, data)
+  return f
+}
+
+/** xmllint --schema; throws with xmllint's findings when the XML does not validate. */
+export function xsdValidate(xml: Buffer | string, xsd: string): void {
+  try {
+    execFileSync('xmllint', ['--noout', '--nonet', '--schema', xsd, tmp('doc.xml', xml)], { stdio: 'pipe' })
+  } catch (err) {
+    throw new Error(`XML does not validate against ${xsd}:\n${(err as { stderr?: Buffer }).stderr?.toString() ?? err}`)
+  }
+}
+
+/** The schema of a UBL document by its root element. */
+export function ublXsdOf(xml: string): string {
+  return /<CreditNote[\s>]/.test(xml) ? UBL_CREDIT_NOTE_XSD : UBL_INVOICE_XSD
+}
+
+/** Embedded files of a PDF, extracted with qpdf: name → bytes. */
+export function pdfAttachments(pdf: Buffer): Map<string, Buffer> {
+  const f = tmp('doc.pdf', pdf)
+  const list = execFileSync('qpdf', ['--list-attachments', f], { encoding: 'utf8' })
+  const out = new Map<string, Buffer>()
+  for (const m of list.matchAll(/^(\S[^\n]*?) -> /gm)) {
+    const name = m[1]!
+    out.set(name, execFileSync('qpdf', [f, `--show-attachment=${name}`], { maxBuffer: 64 << 20 }))
+  }
+  return out
+}
+
+/** Every font of the PDF with whether it is embedded (pdffonts). */
+export function pdfFonts(pdf: Buffer): { name: string; embedded: boolean }[] {
+  const text = execFileSync('pdffonts', [tmp('doc.pdf', pdf)], { encoding: 'utf8' })
+  return text
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.trim())
+    .map((l) => {
+      const cols = l.trim().split(/\s+/)
+      // name type [encoding…] emb sub uni object ID: "emb" is the 5th column from the end.
+      return { name: cols[0]!, embedded: cols[cols.length - 5] === 'yes' }
+    })
+}
+
+/** The raw catalog-level XMP packet and the whole file as latin1 text, for structure checks. */
+export function pdfRaw(pdf: Buffer): string {
+  const f = tmp('doc.pdf', pdf)
+  const qdf = f.replace(/\.pdf$/, '.qdf.pdf')
+  execFileSync('qpdf', ['--qdf', '--object-streams=disable', f, qdf])
+  return readFileSync(qdf).toString('latin1')
+}
+
+/** A request that carries every term facturx, xrechnung and ubl need (German seller, French buyer). */
+export function fullRequest(extra: Record<string, unknown> = {}): Record<string, any> {
+  return {
+    invoice_number: 'RE-2026-0042',
+    date: '2026-11-02',
+    due_date: '2026-12-02',
+    currency: 'EUR',
+    from: {
+      name: 'Muster GmbH', street: 'Hauptstraße 1', city: 'Berlin', postal_code: '10115', country: 'DE',
+      vat_id: 'DE123456789', email: 'billing@muster.example', phone: '+49 30 123456', contact: 'Erika Muster',
+    },
+    to: { name: 'Client SARL', street: '3 rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR', vat_id: 'FR12345678901', email: 'ap@client.example' },
+    buyer_reference: '04011000-12345-67',
+    payment: { iban: 'DE89 3704 0044 0532 0130 00', bic: 'COBADEFFXXX', reference: 'RE-2026-0042', terms: 'Net 30 days' },
+    items: [
+      { description: 'Consulting', quantity: 10, unit_price: 120, unit: 'HUR' },
+      { description: 'Book', quantity: 2, unit_price: 19.99, tax_rate: 7 },
+      { description: 'Licence', quantity: 1.5, unit_price: 333.333 },
+    ],
+    tax_rate: 19,
+    discount: 50,
+    ...extra,
+  }
+}
