@@ -25,8 +25,15 @@ const pieces = new WeakMap<Evaluation, string>()
 const NOT_FOUND_JSON = JSON.stringify({ value: NOT_FOUND.value, reason: NOT_FOUND.reason, rule_index: NOT_FOUND.rule_index })
 function piece(f: CompiledFlag, r: Evaluation): string {
   let s = pieces.get(r)
-  if (s === undefined) pieces.set(r, (s = `,${f.keyJson}:${JSON.stringify({ value: r.value, reason: r.reason, rule_index: r.rule_index })}`))
+  if (s === undefined) pieces.set(r, (s = `,${f.keyJson}:${JSON.stringify(nativeResult(r))}`))
   return s
+}
+
+/** A result as the native API answers it: `variant` only when a weighted split served the value. */
+function nativeResult(r: Evaluation) {
+  const out: { value: unknown; reason: string; rule_index: number | null; variant?: string } = { value: r.value, reason: r.reason, rule_index: r.rule_index }
+  if (r.variant !== undefined) out.variant = r.variant
+  return out
 }
 
 /** Writes the answer of a valid evaluate body from a project's snapshot. */
@@ -129,7 +136,7 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     }
     const r = f.evaluate(EMPTY_CONTEXT)
     metrics.evaluation(r.reason)
-    ctx.body = { key: f.key, value: r.value, reason: r.reason, rule_index: r.rule_index }
+    ctx.body = { key: f.key, ...nativeResult(r) }
   })
 
   return router

@@ -6,7 +6,7 @@ import { clock } from '../platform/clock.ts'
 import { randomId } from '../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
 import { releaseFlagSlot, reserveFlagSlot } from './project-store.ts'
-import type { FlagDefinition, Rule } from './rules.ts'
+import type { FlagDefinition, FlagType, Rule, Split } from './rules.ts'
 import type { CreateFlagBody, UpdateFlagBody } from './schema.ts'
 
 export interface FlagDoc {
@@ -15,8 +15,11 @@ export interface FlagDoc {
   key: string
   name: string
   enabled: boolean
-  default_value: string
+  /** Absent on the seed's untyped flags (and on every document written before types existed). */
+  type?: FlagType
+  default_value: unknown
   rules: Rule[]
+  fallthrough?: Split
   created_at: Date
   updated_at: Date
 }
@@ -30,20 +33,26 @@ export const flagIndexes: IndexSpec[] = [
 
 export const flags = (db: Db) => db.collection<FlagDoc>('flags')
 
+/** `type` and `fallthrough` appear only when set, so a seed flag's view is as it always was. */
 export function flagView(f: FlagDoc) {
   return {
     key: f.key,
     name: f.name,
     enabled: f.enabled,
+    ...(f.type !== undefined ? { type: f.type } : {}),
     default_value: f.default_value,
     rules: f.rules,
+    ...(f.fallthrough ? { fallthrough: f.fallthrough } : {}),
     created_at: f.created_at.toISOString(),
     updated_at: f.updated_at.toISOString(),
   }
 }
 
 export function definitionOf(f: FlagDoc): FlagDefinition {
-  return { key: f.key, enabled: f.enabled, default_value: f.default_value, rules: f.rules }
+  const def: FlagDefinition = { key: f.key, enabled: f.enabled, default_value: f.default_value, rules: f.rules }
+  if (f.type !== undefined) def.type = f.type
+  if (f.fallthrough) def.fallthrough = f.fallthrough
+  return def
 }
 
 export type CreateResult = { ok: true; flag: FlagDoc } | { ok: false; reason: 'limit' | 'exists' }
@@ -59,8 +68,10 @@ export async function createFlag(db: Db, projectId: string, body: CreateFlagBody
     key: body.key,
     name: body.name ?? body.key,
     enabled: body.enabled,
+    ...(body.type !== undefined ? { type: body.type } : {}),
     default_value: body.default_value,
     rules: body.rules as Rule[],
+    ...(body.fallthrough ? { fallthrough: body.fallthrough as Split } : {}),
     created_at: now,
     updated_at: now,
   }
@@ -88,7 +99,9 @@ export async function updateFlag(db: Db, projectId: string, key: string, body: U
   if (body.enabled !== undefined) set.enabled = body.enabled
   if (body.default_value !== undefined) set.default_value = body.default_value
   if (body.rules !== undefined) set.rules = body.rules as Rule[]
-  return flags(db).findOneAndUpdate({ project_id: projectId, key }, { $set: set }, { returnDocument: 'after' })
+  if (body.fallthrough) set.fallthrough = body.fallthrough as Split
+  const unset = body.fallthrough === null ? { $unset: { fallthrough: '' as const } } : {}
+  return flags(db).findOneAndUpdate({ project_id: projectId, key }, { $set: set, ...unset }, { returnDocument: 'after' })
 }
 
 export async function deleteFlag(db: Db, projectId: string, key: string): Promise<boolean> {

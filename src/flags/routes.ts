@@ -9,6 +9,7 @@ import { badRequest, HttpError, notFound, conflict } from '../platform/http/erro
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
+import { typeIssue } from './flag-types.ts'
 import { createFlag, deleteFlag, flagView, getFlag, listFlags, updateFlag } from './flag-store.ts'
 import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
 import {
@@ -138,6 +139,12 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const { params, body } = input(ctx, updateFlagSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
     if (body.key !== undefined && body.key !== params.key) throw badRequest('key cannot be changed')
+    // Values are checked against the stored flag's type, which cannot change.
+    const current = await getFlag(db, p._id, params.key)
+    if (!current) throw notFound(FLAG_NOT_FOUND)
+    if (body.type !== undefined && body.type !== current.type) throw badRequest('type cannot be changed')
+    const issue = typeIssue(current.type, body)
+    if (issue) throw badRequest(issue)
     const f = await updateFlag(db, p._id, params.key, body)
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)
