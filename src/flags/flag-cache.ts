@@ -21,6 +21,7 @@ import { originPolicy, type OriginPolicy } from './evaluation-cors.ts'
 import { definitionOf, listFlags } from './flag-store.ts'
 import { allowedOriginsOf, findProjectBySdkKeyHash, projects, SDK_KEY_PREFIX } from './project-store.ts'
 import { compileFlag, type CompiledFlag } from './rules.ts'
+import { listSegments } from './segment-store.ts'
 
 export interface SdkKeyEntry {
   projectId: string
@@ -166,8 +167,9 @@ export class FlagCache {
     // which the next version check replaces; never the other way round.
     const project = await projects(this.db).findOne({ _id: projectId })
     if (!project) return null
-    const docs = await listFlags(this.db, projectId)
-    const all = docs.map((d) => compileFlag(definitionOf(d)))
+    const [docs, segs] = await Promise.all([listFlags(this.db, projectId), listSegments(this.db, projectId)])
+    const byName = new Map(segs.map((s) => [s.name, s.conditions]))
+    const all = docs.map((d) => compileFlag(definitionOf(d), byName))
     const snap: ProjectSnapshot = {
       projectId,
       version: project.version,

@@ -110,3 +110,14 @@ export async function deleteFlag(db: Db, projectId: string, key: string): Promis
   await releaseFlagSlot(db, projectId)
   return true
 }
+
+/** Keys of the project's flags whose rules reference the segment (sorted). */
+export async function flagsUsingSegment(db: Db, projectId: string, segment: string): Promise<string[]> {
+  const docs = await flags(db).find({ project_id: projectId, 'rules.segments': segment }, { projection: { key: 1 } }).sort({ key: 1 }).toArray()
+  return docs.map((d) => d.key)
+}
+
+/** Every segment name the rules reference, each once. */
+export function segmentsOf(rules: { segments?: string[] }[] | undefined): string[] {
+  return [...new Set((rules ?? []).flatMap((r) => r.segments ?? []))]
+}

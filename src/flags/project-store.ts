@@ -17,6 +17,8 @@ export interface ProjectDoc {
   /** First characters of the key, so a user can tell keys apart without the key being stored. */
   sdk_key_hint: string
   flag_count: number
+  /** Segments held (plan limit, segment-store.ts); absent on documents written before segments. */
+  segment_count?: number
   version: number
   created_at: Date
   sdk_key_rotated_at?: Date

@@ -10,7 +10,8 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { typeIssue } from './flag-types.ts'
-import { createFlag, deleteFlag, flagView, getFlag, listFlags, updateFlag } from './flag-store.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, updateFlag } from './flag-store.ts'
+import { missingSegments } from './segment-store.ts'
 import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
 import {
   createFlagSchema,
@@ -53,6 +54,17 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   async function changed(projectId: string): Promise<void> {
     await bumpVersion(db, projectId)
     await cache.changed(projectId)
+  }
+
+  /** Every segment the rules reference must exist: else a 400 naming the first unknown one. */
+  async function requireSegments(projectId: string, rules: { segments?: string[] }[] | undefined): Promise<void> {
+    const missing = new Set(await missingSegments(db, projectId, segmentsOf(rules)))
+    if (missing.size === 0) return
+    for (const [i, r] of (rules ?? []).entries()) {
+      for (const [j, s] of (r.segments ?? []).entries()) {
+        if (missing.has(s)) throw badRequest(`rules[${i}].segments[${j}] is not a segment of this project ("${s}")`)
+      }
+    }
   }
 
   router.post('/signup', validate(signupSchema), async (ctx) => {
@@ -120,6 +132,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createFlagSchema)
     const p = await ownProject(account._id, params.id)
+    await requireSegments(p._id, body.rules)
     const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project)
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
@@ -145,6 +158,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     if (body.type !== undefined && body.type !== current.type) throw badRequest('type cannot be changed')
     const issue = typeIssue(current.type, body)
     if (issue) throw badRequest(issue)
+    await requireSegments(p._id, body.rules)
     const f = await updateFlag(db, p._id, params.key, body)
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)

@@ -15,6 +15,8 @@ export type { Split, Variant } from './variants.ts'
 /** A rule serves `value`, or one of `variants` split by weight (bucketed by `stickiness`). */
 export interface Rule {
   conditions: Condition[]
+  /** Segments (named condition sets of the project) this rule also requires. */
+  segments?: string[]
   value?: unknown
   variants?: Variant[]
   stickiness?: string
@@ -71,8 +73,19 @@ export function normalizeContext(raw: Record<string, unknown> | null | undefined
   return out
 }
 
-function compileRule(flagKey: string, rule: Rule): Matcher {
-  const ms = rule.conditions.map((c) => compileCondition(flagKey, c))
+/** A project's segments by name: their conditions. */
+export type SegmentConditions = ReadonlyMap<string, readonly Condition[]>
+const NO_SEGMENTS: SegmentConditions = new Map()
+
+function compileRule(flagKey: string, rule: Rule, segments: SegmentConditions): Matcher {
+  const conditions = [...rule.conditions]
+  for (const name of rule.segments ?? []) {
+    const seg = segments.get(name)
+    // A segment deleted under a rule (only possible in a race with the in-use check) matches no one.
+    if (!seg) return () => false
+    conditions.push(...seg)
+  }
+  const ms = conditions.map((c) => compileCondition(flagKey, c))
   if (ms.length === 0) return () => true
   if (ms.length === 1) return ms[0]!
   return (ctx) => {
@@ -95,7 +108,7 @@ export const NOT_FOUND: Evaluation = Object.freeze({ value: null, reason: 'FLAG_
  * Results are built once per rule and shared: evaluating returns one of these frozen objects, each
  * belonging to this flag alone (the evaluate answer caches its JSON, key included, per result).
  */
-export function compileFlag(def: FlagDefinition): CompiledFlag {
+export function compileFlag(def: FlagDefinition, segments: SegmentConditions = NO_SEGMENTS): CompiledFlag {
   const base = { key: def.key, keyJson: JSON.stringify(def.key), definition: def }
   if (!def.enabled) {
     const disabled: Evaluation = Object.freeze({ value: disabledValue(def.type, def.default_value), reason: 'DISABLED', rule_index: null })
@@ -113,7 +126,7 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
   const fallback = def.fallthrough
     ? serve(undefined, def.fallthrough.variants, def.fallthrough.stickiness, 'DEFAULT', null)
     : serve(def.default_value, undefined, undefined, 'DEFAULT', null)
-  const matchers = def.rules.map((r) => compileRule(def.key, r))
+  const matchers = def.rules.map((r) => compileRule(def.key, r, segments))
   const results = def.rules.map((r, i) => serve(r.value, r.variants, r.stickiness, 'TARGETING_MATCH', i))
   const n = matchers.length
   return {

@@ -14,6 +14,8 @@ export const MAX_IN_VALUES = 500
 export const MAX_VALUE_LENGTH = 1_024
 export const MAX_ATTRIBUTE_LENGTH = 128
 
+export const MAX_RULE_SEGMENTS = 10
+
 export const FLAG_KEY_RE = /^[A-Za-z0-9._-]{1,128}$/
 const FLAG_KEY_MESSAGE = 'key must be 1-128 characters of letters, digits, ".", "_" and "-"'
 
@@ -22,6 +24,11 @@ export const flagKeySchema = z
   .regex(FLAG_KEY_RE, { error: FLAG_KEY_MESSAGE })
 
 /** Condition values compare as strings: numbers and booleans given in JSON are stored as strings. */
+/** Segment names follow flag keys' rules. */
+export const segmentNameSchema = z
+  .string({ error: (i) => (i.input === undefined ? atField('is required') : atField('must be a string')) })
+  .regex(FLAG_KEY_RE, { error: atField('must be 1-128 characters of letters, digits, ".", "_" and "-"') })
+
 const asString = (v: unknown) => (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' ? String(v) : v
 const scalar = z.preprocess(asString, z.string().max(MAX_VALUE_LENGTH))
 const nonEmpty = z.preprocess(asString, z.string().min(1).max(MAX_VALUE_LENGTH))
@@ -50,7 +57,7 @@ const conditionByOperator = z.discriminatedUnion('operator', [
 
 // The operator is checked first so that an unknown one is named as such, not as "not valid";
 // then the value's shape, then whether it can be used (regex, semver, date-time, CIDR).
-const condition = z
+export const conditionSchema = z
   .object({ operator: z.enum(OPERATORS) })
   .loose()
   .pipe(conditionByOperator)
@@ -76,7 +83,9 @@ const variantsSchema = z
 
 const rule = z
   .strictObject({
-    conditions: z.array(condition).max(MAX_CONDITIONS),
+    conditions: z.array(conditionSchema).max(MAX_CONDITIONS),
+    /** Segments of the project whose conditions this rule also requires (AND). */
+    segments: z.array(segmentNameSchema).max(MAX_RULE_SEGMENTS).optional(),
     value: z.unknown().optional(),
     variants: variantsSchema.optional(),
     stickiness: attribute.optional(),
