@@ -142,8 +142,12 @@ export const createProjectSchema = z.object({
 export const projectParams = z.object({ id: z.string() })
 export const flagParams = z.object({ id: z.string(), key: z.string() })
 
+/** `?environment=` on the flag endpoints (default production); checked against the project by the route. */
+export const environmentQuery = z.object({ environment: z.string().max(64).optional() })
+
 export const projectPathSchema = z.object({ params: projectParams })
-export const flagPathSchema = z.object({ params: flagParams })
+export const listFlagsSchema = z.object({ params: projectParams, query: environmentQuery })
+export const flagPathSchema = z.object({ params: flagParams, query: environmentQuery })
 
 export const updateProjectSchema = z.object({
   params: projectParams,
@@ -154,6 +158,7 @@ export const updateProjectSchema = z.object({
 
 export const createFlagSchema = z.object({
   params: projectParams,
+  query: environmentQuery,
   body: z
     .strictObject({
       key: flagKeySchema,
@@ -184,6 +189,7 @@ export const UPDATABLE = ['name', 'enabled', 'default_value', 'rules', 'fallthro
 /** Partial update. Values are checked against the stored flag's type by the route (flag-types.ts). */
 export const updateFlagSchema = z.object({
   params: flagParams,
+  query: environmentQuery,
   body: z
     .strictObject({
       // The key and type are immutable; repeating the current ones is allowed (checked in the route).
