@@ -122,6 +122,27 @@ export type Matcher = (ctx: { readonly [attribute: string]: string | undefined }
 
 const lower = (s: string) => s.toLowerCase()
 
+/** Results per context value remembered by a condition (regex, CIDR, date, semver); cleared when full. */
+export const MEMO_ENTRIES = 4_096
+
+/**
+ * The test with its answers remembered for the last MEMO_ENTRIES distinct values. Evaluating is
+ * pure, and the values these operators read (user ids, e-mails, versions, addresses) repeat from
+ * request to request, while parsing them or running a regex costs several times a hash lookup.
+ */
+function memo(test: Test): Test {
+  let seen = new Map<string, boolean>()
+  return (x) => {
+    let r = seen.get(x)
+    if (r === undefined) {
+      r = test(x)
+      if (seen.size >= MEMO_ENTRIES) seen = new Map()
+      seen.set(x, r)
+    }
+    return r
+  }
+}
+
 /** The test of a present value; `missing` is the result for an absent attribute (before negate). */
 function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolean } {
   const ci = c.case_insensitive === true
@@ -160,7 +181,7 @@ function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolea
     case 'matches': {
       const re = compileRegex(c.value, ci)
       // A search, as Unleash's REGEX: anchor with ^ and $ to match the whole value.
-      return { test: (x) => re.matcher(x).find(), missing: false }
+      return { test: memo((x) => re.matcher(x).find()), missing: false }
     }
     case 'gt':
     case 'gte':
@@ -189,18 +210,11 @@ function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolea
         : c.operator === 'semver_gte' ? (r: number) => r >= 0
         : c.operator === 'semver_lt' ? (r: number) => r < 0
         : (r: number) => r <= 0
-      // Versions seen are parsed once per replica and snapshot (SDKs send a handful of versions).
-      const seen = new Map<string, boolean>()
       return {
-        test: (x) => {
-          let r = seen.get(x)
-          if (r === undefined) {
-            const p = parseSemver(x)
-            r = p !== null && want(p.compare(v))
-            if (seen.size < 1_000) seen.set(x, r)
-          }
-          return r
-        },
+        test: memo((x) => {
+          const p = parseSemver(x)
+          return p !== null && want(p.compare(v))
+        }),
         missing: false,
       }
     }
@@ -209,17 +223,17 @@ function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolea
       const v = parseDateTime(c.value)
       const before = c.operator === 'before'
       // NaN (not a date-time) compares false: such a value never matches.
-      return { test: before ? (x) => parseDateTime(x) < v : (x) => parseDateTime(x) > v, missing: false }
+      return { test: memo(before ? (x) => parseDateTime(x) < v : (x) => parseDateTime(x) > v), missing: false }
     }
     case 'in_cidr': {
       const ranges = (typeof c.value === 'string' ? [c.value] : c.value).map((s) => parseCidr(s)!)
       return {
-        test: (x) => {
+        test: memo((x) => {
           if (!ipaddr.isValid(x)) return false
           let a = ipaddr.parse(x)
           if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address()
           return ranges.some(([net, bits]) => net.kind() === a.kind() && a.match(net, bits))
-        },
+        }),
         missing: false,
       }
     }
