@@ -67,7 +67,9 @@ export function parseDateTime(s: string): number {
 
 /** A context value as a number: decimal notation only ("12", "12.0", "-1e3"); NaN otherwise. */
 export function parseNumber(s: string): number {
-  return s.trim() === '' ? NaN : Number(s)
+  const n = Number(s)
+  // Number("") and Number("  ") are 0: only then is the (allocating) trim needed.
+  return n === 0 && s.trim() === '' ? NaN : n
 }
 
 /** An address or a CIDR range (a bare address is its own /32 or /128); null if neither. */
@@ -164,13 +166,17 @@ function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolea
       const t: Test = ci ? (x) => has(lower(x)) : has
       return c.operator === 'contains' ? { test: t, missing: false } : { test: (x) => !t(x), missing: true }
     }
-    case 'starts_with': {
-      const vs = list(c.value)
-      return { test: (x) => ((x = norm(x)), vs.some((v) => x.startsWith(v))), missing: false }
-    }
+    case 'starts_with':
     case 'ends_with': {
       const vs = list(c.value)
-      return { test: (x) => ((x = norm(x)), vs.some((v) => x.endsWith(v))), missing: false }
+      const ends = c.operator === 'ends_with'
+      // One value (the usual case) without a loop; a list loops without a closure per call.
+      const one: Test | null = vs.length !== 1 ? null : ends ? (x) => x.endsWith(vs[0]!) : (x) => x.startsWith(vs[0]!)
+      const any: Test = one ?? ((x) => {
+        for (let i = 0; i < vs.length; i++) if (ends ? x.endsWith(vs[i]!) : x.startsWith(vs[i]!)) return true
+        return false
+      })
+      return { test: ci ? (x) => any(lower(x)) : any, missing: false }
     }
     case 'in':
     case 'not_in': {
