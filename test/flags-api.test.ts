@@ -258,7 +258,7 @@ describe('flags API: management', () => {
         [{ key: 'k', rules: [{ value: 'x' }] }, 'rules[0].conditions is required'],
         [{ key: 'k', rules: [{ conditions: [] }] }, 'rules[0].value is required'],
         [{ key: 'k', rules: [{ conditions: [], value: true }] }, 'rules[0].value must be a string'],
-        [{ key: 'k', rules: [{ conditions: [], value: 'a' }, { conditions: [{ attribute: 'c', operator: 'gt', value: 1 }], value: 'b' }] }, 'rules[1].conditions[0].operator must be one of: eq, neq, contains, in, percent'],
+        [{ key: 'k', rules: [{ conditions: [], value: 'a' }, { conditions: [{ attribute: 'c', operator: 'greater', value: 1 }], value: 'b' }] }, /^rules\[1\]\.conditions\[0\]\.operator must be one of: eq, neq, contains, not_contains, starts_with, ends_with, in, not_in, matches, gt, /],
         [{ key: 'k', rules: [{ conditions: [], value: 'a' }, { conditions: [{ attribute: 'c', operator: 'percent', value: 101 }], value: 'b' }] }, 'rules[1].conditions[0].value must be <= 100'],
         [{ key: 'k', rules: [{ conditions: [{ attribute: 'c', operator: 'percent', value: -1 }], value: 'b' }] }, 'rules[0].conditions[0].value must be >= 0'],
         [{ key: 'k', rules: [{ conditions: [{ attribute: 'c', operator: 'percent', value: '50' }], value: 'b' }] }, 'rules[0].conditions[0].value must be a number'],

@@ -2,7 +2,8 @@
 // another origin (another port of 127.0.0.1), in Debian's Chromium: the browser's own CORS checks
 // (preflight for Authorization / Content-Type / If-None-Match, ETag read by the provider's polls)
 // against the service. A flag changed through the API reaches the page by polling; a page whose
-// origin the project does not allow cannot read evaluations.
+// origin the project does not allow cannot read evaluations. Typed flags (number, object, variants)
+// read through the web provider, and TYPE_MISMATCH for the wrong type.
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -123,6 +124,39 @@ describe('flags: OFREP web provider in Chromium, from another origin', function 
     const after = await page.evaluate(() => OpenFeature.getClient().getBooleanDetails('new-checkout', false).reason)
     assert.equal(after, 'DEFAULT')
     assert.ok(polls.every((s) => s === 200 || s === 304), `polls: ${polls.join(',')}`)
+    await page.evaluate(() => OpenFeature.close())
+    await page.close()
+  })
+
+  it('typed flags: numbers, objects and variants in the page; the wrong type is TYPE_MISMATCH', async () => {
+    const t = await project()
+    const flags = `${api}/api/v1/projects/${t.projectId}/flags`
+    for (const body of [
+      { key: 'max-items', type: 'number', enabled: true, default_value: 10, rules: [{ conditions: [{ attribute: 'country', operator: 'in', value: ['DE'] }], value: 25 }] },
+      { key: 'theme', type: 'object', enabled: true, default_value: { color: 'green', sizes: [1, 2] } },
+      { key: 'banner', type: 'string', enabled: true, default_value: 'none', fallthrough: { variants: [{ name: 'only', weight: 100, value: 'spring' }] } },
+    ]) {
+      const f = await post(flags, body, { key: t.apiKey })
+      assert.equal(f.status, 201, f.text)
+    }
+    const page = await openPage()
+    const got = await page.evaluate(
+      async ({ api, sdkKey }) => {
+        await OpenFeature.setProviderAndWait(new OFREPWebProvider({ baseUrl: api, headers: [['Authorization', `Bearer ${sdkKey}`]], pollInterval: 60_000 }))
+        await OpenFeature.setContext({ targetingKey: 'user-1', country: 'DE' })
+        const c = OpenFeature.getClient()
+        const wrong = c.getNumberDetails('theme', 7)
+        const banner = c.getStringDetails('banner', 'x')
+        return {
+          number: c.getNumberValue('max-items', 0),
+          object: c.getObjectValue('theme', {}),
+          banner: [banner.value, banner.variant],
+          wrong: [wrong.value, wrong.errorCode ?? null],
+        }
+      },
+      { api, sdkKey: t.sdkKey },
+    )
+    assert.deepEqual(got, { number: 25, object: { color: 'green', sizes: [1, 2] }, banner: ['spring', 'only'], wrong: [7, 'TYPE_MISMATCH'] })
     await page.evaluate(() => OpenFeature.close())
     await page.close()
   })

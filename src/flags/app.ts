@@ -12,6 +12,8 @@ import { evaluationCors, isEvaluationPath } from './evaluation-cors.ts'
 import { FlagCache } from './flag-cache.ts'
 import { ofrepRouter } from './ofrep-routes.ts'
 import { flagsRouter } from './routes.ts'
+import { segmentsRouter } from './segment-routes.ts'
+import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
@@ -26,7 +28,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
   return {

@@ -16,7 +16,7 @@ import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchem
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
 /** A project deleted between key lookup and load serves nothing, like an empty project. */
-export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', version: -1, byKey: new Map(), all: [], origins: ANY_ORIGIN_POLICY }
+export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', environment: 'production', version: -1, byKey: new Map(), all: [], origins: ANY_ORIGIN_POLICY }
 
 // Each result's piece of the answer (`,"key":{"value":…}`) is built once. compileFlag makes every
 // result a frozen object of its own flag, so a result names its key; NOT_FOUND, shared by every
@@ -25,8 +25,15 @@ const pieces = new WeakMap<Evaluation, string>()
 const NOT_FOUND_JSON = JSON.stringify({ value: NOT_FOUND.value, reason: NOT_FOUND.reason, rule_index: NOT_FOUND.rule_index })
 function piece(f: CompiledFlag, r: Evaluation): string {
   let s = pieces.get(r)
-  if (s === undefined) pieces.set(r, (s = `,${f.keyJson}:${JSON.stringify({ value: r.value, reason: r.reason, rule_index: r.rule_index })}`))
+  if (s === undefined) pieces.set(r, (s = `,${f.keyJson}:${JSON.stringify(nativeResult(r))}`))
   return s
+}
+
+/** A result as the native API answers it: `variant` only when a weighted split served the value. */
+function nativeResult(r: Evaluation) {
+  const out: { value: unknown; reason: string; rule_index: number | null; variant?: string } = { value: r.value, reason: r.reason, rule_index: r.rule_index }
+  if (r.variant !== undefined) out.variant = r.variant
+  return out
 }
 
 /** Writes the answer of a valid evaluate body from a project's snapshot. */
@@ -129,7 +136,7 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     }
     const r = f.evaluate(EMPTY_CONTEXT)
     metrics.evaluation(r.reason)
-    ctx.body = { key: f.key, value: r.value, reason: r.reason, rule_index: r.rule_index }
+    ctx.body = { key: f.key, ...nativeResult(r) }
   })
 
   return router

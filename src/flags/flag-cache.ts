@@ -18,18 +18,29 @@ import { createRedis, type RedisClient } from '../platform/redis.ts'
 import type { Account } from '../platform/accounts.ts'
 import { originPolicy, type OriginPolicy } from './evaluation-cors.ts'
 import { definitionOf, listFlags } from './flag-store.ts'
-import { allowedOriginsOf, findProjectBySdkKeyHash, projects, SDK_KEY_PREFIX } from './project-store.ts'
+import type { ProjectDoc } from './project-store.ts'
+import { allowedOriginsOf, environmentNames, environmentOfKey, findProjectBySdkKeyHash, PRODUCTION, projects, SDK_KEY_PREFIX } from './project-store.ts'
 import { compileFlag, type CompiledFlag } from './rules.ts'
+import { listSegments } from './segment-store.ts'
 
 export interface SdkKeyEntry {
+  /** The snapshot this key evaluates: the project id for production, `<project id>/<environment>` otherwise. */
   projectId: string
+  /** The project itself. */
+  project: string
+  environment: string
   accountId: string
   plan: Plan
   keyHash: string
 }
 
+/** The cache key of an environment's compiled flags: the project id alone for production. */
+export const snapshotId = (projectId: string, environment: string) => (environment === PRODUCTION ? projectId : `${projectId}/${environment}`)
+
 export interface ProjectSnapshot {
+  /** The project (not the snapshot id). */
   projectId: string
+  environment: string
   version: number
   byKey: Map<string, CompiledFlag>
   /** Sorted by key (bulk evaluation order). */
@@ -66,6 +77,8 @@ export class FlagCache {
    */
   private readonly hashOfKey = new Map<string, string>()
   private readonly loading = new Map<string, Promise<ProjectSnapshot | null>>()
+  /** Snapshot ids of non-production environments held, by project, so a change drops them too. */
+  private readonly environmentSnapshots = new Map<string, Set<string>>()
   private readonly generation = new Map<string, number>()
   private keyEpoch = 0
   private timer: NodeJS.Timeout | null = null
@@ -133,13 +146,21 @@ export class FlagCache {
     if (hit) return hit
     if (this.unknownKeys.has(hash)) return null
     const epoch = this.keyEpoch
-    const project = await findProjectBySdkKeyHash(this.db, hash)
-    const account = project ? await getAccount(this.db, project.account_id) : null
-    if (!project || !account) {
+    const found = await findProjectBySdkKeyHash(this.db, hash)
+    const account = found ? await getAccount(this.db, found.project.account_id) : null
+    if (!found || !account) {
       this.unknownKeys.set(hash, true)
       return null
     }
-    const entry: SdkKeyEntry = { projectId: project._id, accountId: account._id, plan: account.plan, keyHash: hash }
+    const { project, environment } = found
+    const entry: SdkKeyEntry = {
+      projectId: snapshotId(project._id, environment),
+      project: project._id,
+      environment,
+      accountId: account._id,
+      plan: account.plan,
+      keyHash: hash,
+    }
     // A rotation seen meanwhile may have retired this very key: do not remember it.
     if (epoch === this.keyEpoch) this.keys.set(hash, entry)
     return entry
@@ -159,22 +180,34 @@ export class FlagCache {
     return pending
   }
 
-  private async load(projectId: string): Promise<ProjectSnapshot | null> {
+  private async load(id: string): Promise<ProjectSnapshot | null> {
+    const slash = id.indexOf('/')
+    const projectId = slash < 0 ? id : id.slice(0, slash)
+    const environment = slash < 0 ? PRODUCTION : id.slice(slash + 1)
     const gen = this.generation.get(projectId) ?? 0
     // Version first, flags second: a change in between leaves a snapshot older than its flags,
     // which the next version check replaces; never the other way round.
     const project = await projects(this.db).findOne({ _id: projectId })
-    if (!project) return null
-    const docs = await listFlags(this.db, projectId)
-    const all = docs.map((d) => compileFlag(definitionOf(d)))
+    if (!project || !environmentNames(project).includes(environment)) return null
+    const [docs, segs] = await Promise.all([listFlags(this.db, projectId), listSegments(this.db, projectId)])
+    const byName = new Map(segs.map((s) => [s.name, s.conditions]))
+    const all = docs.map((d) => compileFlag(definitionOf(d, environment), byName))
     const snap: ProjectSnapshot = {
       projectId,
+      environment,
       version: project.version,
       byKey: new Map(all.map((f) => [f.key, f])),
       all,
       origins: originPolicy(allowedOriginsOf(project)),
     }
-    if ((this.generation.get(projectId) ?? 0) === gen && !this.closed) this.snapshots.set(projectId, snap)
+    if ((this.generation.get(projectId) ?? 0) === gen && !this.closed) {
+      this.snapshots.set(id, snap)
+      if (id !== projectId) {
+        let set = this.environmentSnapshots.get(projectId)
+        if (!set) this.environmentSnapshots.set(projectId, (set = new Set()))
+        set.add(id)
+      }
+    }
     return snap
   }
 
@@ -204,18 +237,24 @@ export class FlagCache {
     this.snapshots.delete(projectId)
     // Requests arriving from now on must not join a load that started before the change.
     this.loading.delete(projectId)
+    for (const id of this.environmentSnapshots.get(projectId) ?? []) {
+      this.snapshots.delete(id)
+      this.loading.delete(id)
+    }
+    this.environmentSnapshots.delete(projectId)
     if (keys) {
       this.keyEpoch++
       const retired = new Set<string>()
-      for (const [hash, e] of this.keys.entries()) if (e.projectId === projectId) retired.add(hash)
+      for (const [hash, e] of this.keys.entries()) if (e.project === projectId) retired.add(hash)
       for (const hash of retired) this.keys.delete(hash)
       for (const [key, hash] of this.hashOfKey) if (retired.has(hash)) this.hashOfKey.delete(key)
     }
   }
 
   private clear(): void {
-    for (const id of this.snapshots.keys()) this.generation.set(id, (this.generation.get(id) ?? 0) + 1)
+    for (const snap of this.snapshots.values()) this.generation.set(snap.projectId, (this.generation.get(snap.projectId) ?? 0) + 1)
     this.snapshots.clear()
+    this.environmentSnapshots.clear()
     this.keys.clear()
     this.hashOfKey.clear()
     this.keyEpoch++
@@ -224,22 +263,23 @@ export class FlagCache {
   /** The safety net: drop snapshots whose version moved and keys that were rotated away. */
   async poll(): Promise<void> {
     this.polls++
-    const ids = new Set<string>(this.snapshots.keys())
-    for (const e of this.keys.values()) ids.add(e.projectId)
+    const ids = new Set<string>()
+    for (const snap of this.snapshots.values()) ids.add(snap.projectId)
+    for (const e of this.keys.values()) ids.add(e.project)
     if (ids.size === 0) return
     const list = [...ids]
-    const current = new Map<string, { version: number; sdk_key_hash: string; account_id: string }>()
+    const current = new Map<string, ProjectDoc>()
     for (let i = 0; i < list.length; i += 1_000) {
       const docs = await projects(this.db).find({ _id: { $in: list.slice(i, i + 1_000) } }).toArray()
       for (const d of docs) current.set(d._id, d)
     }
-    for (const [id, snap] of this.snapshots.entries()) {
-      const p = current.get(id)
-      if (!p || p.version !== snap.version) this.invalidate(id, false)
+    for (const snap of [...this.snapshots.values()]) {
+      const p = current.get(snap.projectId)
+      if (!p || p.version !== snap.version) this.invalidate(snap.projectId, false)
     }
     for (const [hash, e] of this.keys.entries()) {
-      const p = current.get(e.projectId)
-      if (!p || p.sdk_key_hash !== hash) {
+      const p = current.get(e.project)
+      if (!p || environmentOfKey(p, hash) !== e.environment) {
         this.keyEpoch++
         this.keys.delete(hash)
       }

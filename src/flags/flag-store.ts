@@ -6,8 +6,18 @@ import { clock } from '../platform/clock.ts'
 import { randomId } from '../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
 import { releaseFlagSlot, reserveFlagSlot } from './project-store.ts'
-import type { FlagDefinition, Rule } from './rules.ts'
+import type { FlagDefinition, FlagType, Rule, Split } from './rules.ts'
 import type { CreateFlagBody, UpdateFlagBody } from './schema.ts'
+import { PRODUCTION } from './project-store.ts'
+
+/** A flag's state in one non-production environment (production's is the document's own fields). */
+export interface FlagEnvironmentState {
+  name: string
+  enabled: boolean
+  default_value: unknown
+  rules: Rule[]
+  fallthrough?: Split
+}
 
 export interface FlagDoc {
   _id: string
@@ -15,8 +25,13 @@ export interface FlagDoc {
   key: string
   name: string
   enabled: boolean
-  default_value: string
+  /** Absent on the seed's untyped flags (and on every document written before types existed). */
+  type?: FlagType
+  default_value: unknown
   rules: Rule[]
+  fallthrough?: Split
+  /** Per-environment state besides production; absent = production only (older documents). */
+  environments?: FlagEnvironmentState[]
   created_at: Date
   updated_at: Date
 }
@@ -30,37 +45,65 @@ export const flagIndexes: IndexSpec[] = [
 
 export const flags = (db: Db) => db.collection<FlagDoc>('flags')
 
-export function flagView(f: FlagDoc) {
+/**
+ * The flag's state in an environment: production's is the document's own fields; another
+ * environment's, until first set, is off with production's default and no rules.
+ */
+export function stateIn(f: FlagDoc, environment: string): Omit<FlagEnvironmentState, 'name'> {
+  if (environment === PRODUCTION) return f
+  const e = f.environments?.find((x) => x.name === environment)
+  return e ?? { enabled: false, default_value: f.default_value, rules: [] }
+}
+
+/**
+ * `type` and `fallthrough` appear only when set, and `environment` only when one was named, so a
+ * seed flag's view is as it always was.
+ */
+export function flagView(f: FlagDoc, environment?: string) {
+  const st = stateIn(f, environment ?? PRODUCTION)
   return {
     key: f.key,
     name: f.name,
-    enabled: f.enabled,
-    default_value: f.default_value,
-    rules: f.rules,
+    ...(environment !== undefined ? { environment } : {}),
+    enabled: st.enabled,
+    ...(f.type !== undefined ? { type: f.type } : {}),
+    default_value: st.default_value,
+    rules: st.rules,
+    ...(st.fallthrough ? { fallthrough: st.fallthrough } : {}),
     created_at: f.created_at.toISOString(),
     updated_at: f.updated_at.toISOString(),
   }
 }
 
-export function definitionOf(f: FlagDoc): FlagDefinition {
-  return { key: f.key, enabled: f.enabled, default_value: f.default_value, rules: f.rules }
+export function definitionOf(f: FlagDoc, environment: string = PRODUCTION): FlagDefinition {
+  const st = stateIn(f, environment)
+  const def: FlagDefinition = { key: f.key, enabled: st.enabled, default_value: st.default_value, rules: st.rules }
+  if (f.type !== undefined) def.type = f.type
+  if (st.fallthrough) def.fallthrough = st.fallthrough
+  return def
 }
 
 export type CreateResult = { ok: true; flag: FlagDoc } | { ok: false; reason: 'limit' | 'exists' }
 
-export async function createFlag(db: Db, projectId: string, body: CreateFlagBody, limit: number): Promise<CreateResult> {
+/** Creates the flag; the body's state applies to `environment` (others start off, with its default). */
+export async function createFlag(db: Db, projectId: string, body: CreateFlagBody, limit: number, environment: string = PRODUCTION): Promise<CreateResult> {
   // Cheap pre-check so that a duplicate key at the limit reports the duplicate, not the limit.
   if (await flags(db).findOne({ project_id: projectId, key: body.key })) return { ok: false, reason: 'exists' }
   if (!(await reserveFlagSlot(db, projectId, limit))) return { ok: false, reason: 'limit' }
   const now = clock.now()
+  const state = {
+    enabled: body.enabled,
+    default_value: body.default_value,
+    rules: body.rules as Rule[],
+    ...(body.fallthrough ? { fallthrough: body.fallthrough as Split } : {}),
+  }
   const flag: FlagDoc = {
     _id: randomId(),
     project_id: projectId,
     key: body.key,
     name: body.name ?? body.key,
-    enabled: body.enabled,
-    default_value: body.default_value,
-    rules: body.rules as Rule[],
+    ...(body.type !== undefined ? { type: body.type } : {}),
+    ...(environment === PRODUCTION ? state : { enabled: false, default_value: body.default_value, rules: [], environments: [{ name: environment, ...state }] }),
     created_at: now,
     updated_at: now,
   }
@@ -82,13 +125,35 @@ export async function getFlag(db: Db, projectId: string, key: string): Promise<F
   return flags(db).findOne({ project_id: projectId, key })
 }
 
-export async function updateFlag(db: Db, projectId: string, key: string, body: UpdateFlagBody): Promise<FlagDoc | null> {
-  const set: Partial<FlagDoc> = { updated_at: clock.now() }
+/**
+ * Partial update of the flag's definition (name) and of its state in `environment`. Another
+ * environment's state is created on its first update, starting from its implicit state (stateIn).
+ */
+export async function updateFlag(db: Db, projectId: string, key: string, body: UpdateFlagBody, environment: string = PRODUCTION): Promise<FlagDoc | null> {
+  const set: Record<string, unknown> = { updated_at: clock.now() }
   if (body.name !== undefined) set.name = body.name
-  if (body.enabled !== undefined) set.enabled = body.enabled
-  if (body.default_value !== undefined) set.default_value = body.default_value
-  if (body.rules !== undefined) set.rules = body.rules as Rule[]
-  return flags(db).findOneAndUpdate({ project_id: projectId, key }, { $set: set }, { returnDocument: 'after' })
+  const state: Record<string, unknown> = {}
+  if (body.enabled !== undefined) state.enabled = body.enabled
+  if (body.default_value !== undefined) state.default_value = body.default_value
+  if (body.rules !== undefined) state.rules = body.rules as Rule[]
+  if (body.fallthrough) state.fallthrough = body.fallthrough as Split
+  if (environment === PRODUCTION) {
+    Object.assign(set, state)
+    const unset = body.fallthrough === null ? { $unset: { fallthrough: '' as const } } : {}
+    return flags(db).findOneAndUpdate({ project_id: projectId, key }, { $set: set, ...unset }, { returnDocument: 'after' })
+  }
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await getFlag(db, projectId, key)
+    if (!current) return null
+    const next: FlagEnvironmentState = { name: environment, ...stateIn(current, environment), ...state } as FlagEnvironmentState
+    if (body.fallthrough === null) delete next.fallthrough
+    const list = [...(current.environments ?? []).filter((e) => e.name !== environment), next]
+    // The list is replaced whole, guarded by the list it was computed from (compare-and-set, retried on a race).
+    const guard = current.environments ? { environments: current.environments } : { environments: { $exists: false } }
+    const r = await flags(db).findOneAndUpdate({ project_id: projectId, key, ...guard } as never, { $set: { ...set, environments: list } }, { returnDocument: 'after' })
+    if (r) return r
+  }
+  throw new Error('flag environment update kept racing')
 }
 
 export async function deleteFlag(db: Db, projectId: string, key: string): Promise<boolean> {
@@ -96,4 +161,18 @@ export async function deleteFlag(db: Db, projectId: string, key: string): Promis
   if (r.deletedCount !== 1) return false
   await releaseFlagSlot(db, projectId)
   return true
+}
+
+/** Keys of the project's flags whose rules reference the segment (sorted). */
+export async function flagsUsingSegment(db: Db, projectId: string, segment: string): Promise<string[]> {
+  const docs = await flags(db)
+    .find({ project_id: projectId, $or: [{ 'rules.segments': segment }, { 'environments.rules.segments': segment }] }, { projection: { key: 1 } })
+    .sort({ key: 1 })
+    .toArray()
+  return docs.map((d) => d.key)
+}
+
+/** Every segment name the rules reference, each once. */
+export function segmentsOf(rules: { segments?: string[] }[] | undefined): string[] {
+  return [...new Set((rules ?? []).flatMap((r) => r.segments ?? []))]
 }

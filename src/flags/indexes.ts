@@ -2,5 +2,6 @@
 import type { IndexSpec } from '../platform/mongo.ts'
 import { flagIndexes } from './flag-store.ts'
 import { projectIndexes } from './project-store.ts'
+import { segmentIndexes } from './segment-store.ts'
 
-export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes]
+export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes, ...segmentIndexes]

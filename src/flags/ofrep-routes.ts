@@ -90,7 +90,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
       name: 'queueworks-flags',
       capabilities: {
         cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 } },
-        flagEvaluation: { supportedTypes: ['boolean', 'string'] },
+        flagEvaluation: { supportedTypes: ['boolean', 'string', 'number', 'object'] },
       },
     }
   })

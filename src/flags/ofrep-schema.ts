@@ -1,13 +1,15 @@
 // OpenFeature Remote Evaluation Protocol shapes (open-feature/protocol service/openapi.yaml):
 // request {context}, success {key, value, reason, variant, metadata}, failure {key, errorCode,
-// errorDetails}, bulk {flags: [...]}. Values are typed: "true"/"false" become booleans.
+// errorDetails}, bulk {flags: [...]}. A typed flag answers its JSON value; the seed's untyped flag
+// answers "true"/"false" as booleans and anything else as a string. The providers compare the
+// value's JSON type with the one asked for and report TYPE_MISMATCH themselves.
 import type { CompiledFlag, EvalContext, Evaluation } from './rules.ts'
 
 export type OfrepErrorCode = 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL' | 'FLAG_NOT_FOUND'
 
 export interface OfrepSuccess {
   key: string
-  value: boolean | string
+  value: unknown
   reason: 'TARGETING_MATCH' | 'DEFAULT' | 'DISABLED'
   variant: string
   metadata: Record<string, string | number | boolean>
@@ -23,11 +25,11 @@ export function typedValue(v: string): boolean | string {
   return v === 'true' ? true : v === 'false' ? false : v
 }
 
-export function ofrepResult(key: string, r: Evaluation): OfrepSuccess {
-  const variant = r.rule_index !== null ? `rule-${r.rule_index}` : r.reason === 'DISABLED' ? 'disabled' : 'default'
+export function ofrepResult(key: string, r: Evaluation, typed = false): OfrepSuccess {
+  const variant = r.variant ?? (r.rule_index !== null ? `rule-${r.rule_index}` : r.reason === 'DISABLED' ? 'disabled' : 'default')
   return {
     key,
-    value: typedValue(r.value ?? ''),
+    value: typed ? r.value : typedValue(typeof r.value === 'string' ? r.value : ''),
     reason: r.reason as OfrepSuccess['reason'],
     variant,
     metadata: r.rule_index !== null ? { rule_index: r.rule_index } : {},
@@ -35,7 +37,7 @@ export function ofrepResult(key: string, r: Evaluation): OfrepSuccess {
 }
 
 export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
-  return ofrepResult(f.key, f.evaluate(ctx))
+  return ofrepResult(f.key, f.evaluate(ctx), f.definition.type !== undefined)
 }
 
 /** `context` must be an object when present; non-scalar attributes are ignored (never match). */

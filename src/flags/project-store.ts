@@ -17,11 +17,36 @@ export interface ProjectDoc {
   /** First characters of the key, so a user can tell keys apart without the key being stored. */
   sdk_key_hint: string
   flag_count: number
+  /** Segments held (plan limit, segment-store.ts); absent on documents written before segments. */
+  segment_count?: number
   version: number
   created_at: Date
   sdk_key_rotated_at?: Date
+  /**
+   * Environments besides production, each with its own SDK key (hash). Production is the project's
+   * own key (`sdk_key_hash`); absent = production only (documents written before environments).
+   */
+  environments?: EnvironmentDoc[]
   /** Browser origins whose pages may read evaluations (CORS); absent = ANY_ORIGIN (documents before the field). */
   allowed_origins?: string[]
+}
+
+export const PRODUCTION = 'production'
+
+export interface EnvironmentDoc {
+  name: string
+  sdk_key_hash: string
+  sdk_key_hint: string
+  created_at: Date
+}
+
+/** The project's environment names, production first. */
+export const environmentNames = (p: ProjectDoc): string[] => [PRODUCTION, ...(p.environments ?? []).map((e) => e.name)]
+
+/** The environment an SDK key hash belongs to in this project, or null. */
+export function environmentOfKey(p: ProjectDoc, hash: string): string | null {
+  if (p.sdk_key_hash === hash) return PRODUCTION
+  return p.environments?.find((e) => e.sdk_key_hash === hash)?.name ?? null
 }
 
 /** Evaluation is open to every origin by default: SDK keys are made to live in browser pages. */
@@ -40,6 +65,7 @@ export const projectIndexes: IndexSpec[] = [
     indexes: [
       { key: { sdk_key_hash: 1 }, name: 'sdk_key_hash', unique: true },
       { key: { account_id: 1, created_at: 1 }, name: 'account_created' },
+      { key: { 'environments.sdk_key_hash': 1 }, name: 'environment_sdk_key_hash' },
     ],
   },
 ]
@@ -114,8 +140,55 @@ export async function getProject(db: Db, accountId: string, id: string): Promise
   return projects(db).findOne({ _id: id, account_id: accountId })
 }
 
-export async function findProjectBySdkKeyHash(db: Db, hash: string): Promise<ProjectDoc | null> {
-  return projects(db).findOne({ sdk_key_hash: hash })
+/** The project and environment an SDK key (by hash) belongs to: production's key or an environment's. */
+export async function findProjectBySdkKeyHash(db: Db, hash: string): Promise<{ project: ProjectDoc; environment: string } | null> {
+  const p = await projects(db).findOne({ $or: [{ sdk_key_hash: hash }, { 'environments.sdk_key_hash': hash }] })
+  const environment = p && environmentOfKey(p, hash)
+  return p && environment ? { project: p, environment } : null
+}
+
+/**
+ * Add an environment with a fresh SDK key if the project has fewer than `limit` (production
+ * counted); 'exists' / 'limit' otherwise. The list is replaced whole, guarded by the list it was
+ * computed from (compare-and-set, retried on a race), so concurrent adds cannot overshoot.
+ */
+export async function addEnvironment(
+  db: Db,
+  accountId: string,
+  id: string,
+  name: string,
+  limit: number,
+): Promise<{ ok: true; sdkKey: string; project: ProjectDoc } | { ok: false; reason: 'exists' | 'limit' | 'not_found' }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const p = await getProject(db, accountId, id)
+    if (!p) return { ok: false, reason: 'not_found' }
+    const names = environmentNames(p)
+    if (names.includes(name)) return { ok: false, reason: 'exists' }
+    if (names.length >= limit) return { ok: false, reason: 'limit' }
+    const sdkKey = newApiKey(SDK_KEY_PREFIX)
+    const env: EnvironmentDoc = { name, sdk_key_hash: sha256(sdkKey), sdk_key_hint: hintOf(sdkKey), created_at: clock.now() }
+    const updated = await replaceEnvironments(db, p, [...(p.environments ?? []), env])
+    if (updated) return { ok: true, sdkKey, project: updated }
+  }
+  throw new Error('environment creation kept racing')
+}
+
+async function replaceEnvironments(db: Db, p: ProjectDoc, list: EnvironmentDoc[]): Promise<ProjectDoc | null> {
+  const guard = p.environments ? { environments: p.environments } : { environments: { $exists: false } }
+  return projects(db).findOneAndUpdate({ _id: p._id, ...guard } as never, { $set: { environments: list }, $inc: { version: 1 } }, { returnDocument: 'after' })
+}
+
+/** A new SDK key for a non-production environment (production: rotateSdkKey); null if there is no such environment. */
+export async function rotateEnvironmentKey(db: Db, accountId: string, id: string, name: string): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const p = await getProject(db, accountId, id)
+    if (!p?.environments?.some((e) => e.name === name)) return null
+    const sdkKey = newApiKey(SDK_KEY_PREFIX)
+    const list = p.environments.map((e) => (e.name === name ? { ...e, sdk_key_hash: sha256(sdkKey), sdk_key_hint: hintOf(sdkKey) } : e))
+    const project = await replaceEnvironments(db, p, list)
+    if (project) return { project, sdkKey }
+  }
+  throw new Error('environment key rotation kept racing')
 }
 
 /** Replace the SDK key; the old one stops working everywhere once the change is published. */

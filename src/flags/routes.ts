@@ -9,12 +9,16 @@ import { badRequest, HttpError, notFound, conflict } from '../platform/http/erro
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
-import { createFlag, deleteFlag, flagView, getFlag, listFlags, updateFlag } from './flag-store.ts'
+import { typeIssue } from './flag-types.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, updateFlag } from './flag-store.ts'
+import { missingSegments } from './segment-store.ts'
+import { environmentNames, PRODUCTION } from './project-store.ts'
 import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
 import {
   createFlagSchema,
   createProjectSchema,
   flagPathSchema,
+  listFlagsSchema,
   projectPathSchema,
   updateFlagSchema,
   updateProjectSchema,
@@ -22,6 +26,7 @@ import {
 
 export const PROJECT_NOT_FOUND = 'Project not found'
 export const FLAG_NOT_FOUND = 'Flag not found'
+export const ENVIRONMENT_NOT_FOUND = 'Environment not found'
 export const FIRST_PROJECT_NAME = 'Default'
 
 function limitsOf(plan: Plan) {
@@ -52,6 +57,24 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   async function changed(projectId: string): Promise<void> {
     await bumpVersion(db, projectId)
     await cache.changed(projectId)
+  }
+
+  /** The environment named by `?environment=` (production when absent); 404 if the project has none of that name. */
+  function environmentOf(p: ProjectDoc, name: string | undefined): { name: string; named: string | undefined } {
+    if (name === undefined) return { name: PRODUCTION, named: undefined }
+    if (!environmentNames(p).includes(name)) throw notFound(ENVIRONMENT_NOT_FOUND)
+    return { name, named: name }
+  }
+
+  /** Every segment the rules reference must exist: else a 400 naming the first unknown one. */
+  async function requireSegments(projectId: string, rules: { segments?: string[] }[] | undefined): Promise<void> {
+    const missing = new Set(await missingSegments(db, projectId, segmentsOf(rules)))
+    if (missing.size === 0) return
+    for (const [i, r] of (rules ?? []).entries()) {
+      for (const [j, s] of (r.segments ?? []).entries()) {
+        if (missing.has(s)) throw badRequest(`rules[${i}].segments[${j}] is not a segment of this project ("${s}")`)
+      }
+    }
   }
 
   router.post('/signup', validate(signupSchema), async (ctx) => {
@@ -109,39 +132,51 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     ctx.body = { ...projectView(rotated.project), sdk_key: rotated.sdkKey }
   })
 
-  router.get('/projects/:id/flags', auth, validate(projectPathSchema), async (ctx) => {
-    const { params } = input(ctx, projectPathSchema)
+  router.get('/projects/:id/flags', auth, validate(listFlagsSchema), async (ctx) => {
+    const { params, query } = input(ctx, listFlagsSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
-    ctx.body = { flags: (await listFlags(db, p._id)).map(flagView) }
+    const env = environmentOf(p, query.environment)
+    ctx.body = { flags: (await listFlags(db, p._id)).map((f) => flagView(f, env.named)) }
   })
 
   router.post('/projects/:id/flags', auth, validate(createFlagSchema), async (ctx) => {
     const account = accountOf(ctx)
-    const { params, body } = input(ctx, createFlagSchema)
+    const { params, query, body } = input(ctx, createFlagSchema)
     const p = await ownProject(account._id, params.id)
-    const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project)
+    const env = environmentOf(p, query.environment)
+    await requireSegments(p._id, body.rules)
+    const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
-    ctx.body = flagView(r.flag)
+    ctx.body = flagView(r.flag, env.named)
   })
 
   router.get('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
-    const { params } = input(ctx, flagPathSchema)
+    const { params, query } = input(ctx, flagPathSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
+    const env = environmentOf(p, query.environment)
     const f = await getFlag(db, p._id, params.key)
     if (!f) throw notFound(FLAG_NOT_FOUND)
-    ctx.body = flagView(f)
+    ctx.body = flagView(f, env.named)
   })
 
   router.put('/projects/:id/flags/:key', auth, validate(updateFlagSchema), async (ctx) => {
-    const { params, body } = input(ctx, updateFlagSchema)
+    const { params, query, body } = input(ctx, updateFlagSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
+    const env = environmentOf(p, query.environment)
     if (body.key !== undefined && body.key !== params.key) throw badRequest('key cannot be changed')
-    const f = await updateFlag(db, p._id, params.key, body)
+    // Values are checked against the stored flag's type, which cannot change.
+    const current = await getFlag(db, p._id, params.key)
+    if (!current) throw notFound(FLAG_NOT_FOUND)
+    if (body.type !== undefined && body.type !== current.type) throw badRequest('type cannot be changed')
+    const issue = typeIssue(current.type, body)
+    if (issue) throw badRequest(issue)
+    await requireSegments(p._id, body.rules)
+    const f = await updateFlag(db, p._id, params.key, body, env.name)
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)
-    ctx.body = flagView(f)
+    ctx.body = flagView(f, env.named)
   })
 
   router.delete('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {

@@ -1,38 +1,48 @@
 // The rule engine: pure, no I/O. Flags are compiled once (when a project's flag set is cached)
 // into closures, so evaluating allocates nothing (the percent hash reads ASCII values in place).
 // Semantics (DESIGN.md §7): conditions of a rule are ANDed; rules are tried in order and the first
-// match serves its value; no match serves the flag's default; a disabled flag serves "false" and
-// skips its rules. Conditions compare as strings; a missing attribute never matches any operator.
-import { rolloutBuckets } from './percent-bucket.ts'
+// match serves its value (or a variant of its weighted split); no match serves the flag's default
+// (or fallthrough split); a disabled flag serves "false" (flag-types.ts for typed flags) and skips
+// its rules. Operators and their missing-attribute rules: operators.ts.
+import { disabledValue, type FlagType } from './flag-types.ts'
+import { compileCondition, type Condition, type Matcher } from './operators.ts'
+import { compileSplit, type Split, type Variant } from './variants.ts'
 
-export const OPERATORS = ['eq', 'neq', 'contains', 'in', 'percent'] as const
-export type Operator = (typeof OPERATORS)[number]
+export { OPERATORS, type Operator, type Condition } from './operators.ts'
+export type { FlagType } from './flag-types.ts'
+export type { Split, Variant } from './variants.ts'
 
-export type Condition =
-  | { attribute: string; operator: 'eq' | 'neq' | 'contains'; value: string }
-  | { attribute: string; operator: 'in'; value: string[] }
-  | { attribute: string; operator: 'percent'; value: number }
-
+/** A rule serves `value`, or one of `variants` split by weight (bucketed by `stickiness`). */
 export interface Rule {
   conditions: Condition[]
-  value: string
+  /** Segments (named condition sets of the project) this rule also requires. */
+  segments?: string[]
+  value?: unknown
+  variants?: Variant[]
+  stickiness?: string
 }
 
 export interface FlagDefinition {
   key: string
   enabled: boolean
-  /** Served when no rule matches. */
-  default_value: string
+  /** Absent: the seed's untyped flag (string values). */
+  type?: FlagType
+  /** Served when no rule matches (and no fallthrough split is set). */
+  default_value: unknown
   rules: Rule[]
+  /** A weighted split served instead of default_value when no rule matches. */
+  fallthrough?: Split
 }
 
 export type Reason = 'TARGETING_MATCH' | 'DEFAULT' | 'DISABLED' | 'FLAG_NOT_FOUND'
 
 export interface Evaluation {
-  readonly value: string | null
+  readonly value: unknown
   readonly reason: Reason
   /** Index of the matching rule, or null. */
   readonly rule_index: number | null
+  /** The variant's name when a weighted split served the value. */
+  readonly variant?: string
 }
 
 export const DISABLED_VALUE = 'false'
@@ -63,51 +73,19 @@ export function normalizeContext(raw: Record<string, unknown> | null | undefined
   return out
 }
 
-type Matcher = (ctx: EvalContext) => boolean
+/** A project's segments by name: their conditions. */
+export type SegmentConditions = ReadonlyMap<string, readonly Condition[]>
+const NO_SEGMENTS: SegmentConditions = new Map()
 
-function compileCondition(flagKey: string, c: Condition): Matcher {
-  const a = c.attribute
-  switch (c.operator) {
-    case 'eq': {
-      const v = c.value
-      return (ctx) => ctx[a] === v
-    }
-    case 'neq': {
-      const v = c.value
-      return (ctx) => {
-        const x = ctx[a]
-        return x !== undefined && x !== v
-      }
-    }
-    case 'contains': {
-      const v = c.value
-      return (ctx) => {
-        const x = ctx[a]
-        return x !== undefined && x.includes(v)
-      }
-    }
-    case 'in': {
-      const set = new Set(c.value)
-      return (ctx) => {
-        const x = ctx[a]
-        return x !== undefined && set.has(x)
-      }
-    }
-    case 'percent': {
-      const p = c.value
-      if (p <= 0) return () => false
-      const bucket = rolloutBuckets(flagKey)
-      // As inRollout(flagKey, x, p): the bucket as a percentage, below p.
-      return (ctx) => {
-        const x = ctx[a]
-        return x !== undefined && bucket(x) / 100 < p
-      }
-    }
+function compileRule(flagKey: string, rule: Rule, segments: SegmentConditions): Matcher {
+  const conditions = [...rule.conditions]
+  for (const name of rule.segments ?? []) {
+    const seg = segments.get(name)
+    // A segment deleted under a rule (only possible in a race with the in-use check) matches no one.
+    if (!seg) return () => false
+    conditions.push(...seg)
   }
-}
-
-function compileRule(flagKey: string, rule: Rule): Matcher {
-  const ms = rule.conditions.map((c) => compileCondition(flagKey, c))
+  const ms = conditions.map((c) => compileCondition(flagKey, c))
   if (ms.length === 0) return () => true
   if (ms.length === 1) return ms[0]!
   return (ctx) => {
@@ -130,22 +108,32 @@ export const NOT_FOUND: Evaluation = Object.freeze({ value: null, reason: 'FLAG_
  * Results are built once per rule and shared: evaluating returns one of these frozen objects, each
  * belonging to this flag alone (the evaluate answer caches its JSON, key included, per result).
  */
-export function compileFlag(def: FlagDefinition): CompiledFlag {
+export function compileFlag(def: FlagDefinition, segments: SegmentConditions = NO_SEGMENTS): CompiledFlag {
+  const base = { key: def.key, keyJson: JSON.stringify(def.key), definition: def }
   if (!def.enabled) {
-    const disabled: Evaluation = Object.freeze({ value: DISABLED_VALUE, reason: 'DISABLED', rule_index: null })
-    return { key: def.key, keyJson: JSON.stringify(def.key), definition: def, evaluate: () => disabled }
+    const disabled: Evaluation = Object.freeze({ value: disabledValue(def.type, def.default_value), reason: 'DISABLED', rule_index: null })
+    return { ...base, evaluate: () => disabled }
   }
-  const fallback: Evaluation = Object.freeze({ value: def.default_value, reason: 'DEFAULT', rule_index: null })
-  const matchers = def.rules.map((r) => compileRule(def.key, r))
-  const results = def.rules.map((r, i): Evaluation => Object.freeze({ value: r.value, reason: 'TARGETING_MATCH', rule_index: i }))
+  // Each rule (and the fallthrough) serves a fixed result or picks one of its variants' results.
+  const serve = (value: unknown, variants: Variant[] | undefined, stickiness: string | undefined, reason: Reason, ruleIndex: number | null) => {
+    if (!variants) {
+      const r: Evaluation = Object.freeze({ value, reason, rule_index: ruleIndex })
+      return () => r
+    }
+    const results = variants.map((v): Evaluation => Object.freeze({ value: v.value, reason, rule_index: ruleIndex, variant: v.name }))
+    return compileSplit(def.key, { variants, ...(stickiness !== undefined ? { stickiness } : {}) }, results)
+  }
+  const fallback = def.fallthrough
+    ? serve(undefined, def.fallthrough.variants, def.fallthrough.stickiness, 'DEFAULT', null)
+    : serve(def.default_value, undefined, undefined, 'DEFAULT', null)
+  const matchers = def.rules.map((r) => compileRule(def.key, r, segments))
+  const results = def.rules.map((r, i) => serve(r.value, r.variants, r.stickiness, 'TARGETING_MATCH', i))
   const n = matchers.length
   return {
-    key: def.key,
-    keyJson: JSON.stringify(def.key),
-    definition: def,
+    ...base,
     evaluate(ctx) {
-      for (let i = 0; i < n; i++) if (matchers[i]!(ctx)) return results[i]!
-      return fallback
+      for (let i = 0; i < n; i++) if (matchers[i]!(ctx)) return results[i]!(ctx)
+      return fallback(ctx)
     },
   }
 }

@@ -7,6 +7,9 @@ import { badRequest } from './errors.ts'
 
 const PATH_MARK = '\u0000'
 
+/** A custom message that gets the field's path put in front (`rules[0].value` + message). */
+export const atField = (message: string): string => PATH_MARK + message
+
 export function formatPath(path: PropertyKey[]): string {
   let out = ''
   for (const p of path) {

@@ -1,0 +1,70 @@
+// Environments of a project: GET/POST /api/v1/projects/{id}/environments and
+// POST /api/v1/projects/{id}/environments/{name}/sdk-key/rotate. Each environment has its own SDK
+// key (shown once); `production` is the project's own key (rotated by /sdk-key/rotate). Flags'
+// definitions are shared; their enabled state, rules and default are per environment
+// (`?environment=` on the flag endpoints).
+import Router from '@koa/router'
+import { z } from 'zod'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { conflict, notFound } from '../platform/http/errors.ts'
+import { atField, input, validate } from '../platform/http/validate.ts'
+import type { Platform } from '../platform/platform.ts'
+import type { FlagCache } from './flag-cache.ts'
+import { ENVIRONMENT_LIMITS, environmentLimit } from './plan-limits.ts'
+import { addEnvironment, getProject, PRODUCTION, rotateEnvironmentKey, type ProjectDoc } from './project-store.ts'
+import { projectParams, projectPathSchema } from './schema.ts'
+
+export const ENVIRONMENT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/
+
+const createEnvironmentSchema = z.object({
+  params: projectParams,
+  body: z.strictObject({
+    name: z.string().regex(ENVIRONMENT_NAME_RE, { error: atField('must be 1-32 characters of lowercase letters, digits, "_" and "-"') }),
+  }),
+})
+const environmentPathSchema = z.object({ params: z.object({ id: z.string(), name: z.string() }) })
+
+function environmentsView(p: ProjectDoc) {
+  return [
+    { name: PRODUCTION, sdk_key_hint: p.sdk_key_hint, created_at: p.created_at.toISOString() },
+    ...(p.environments ?? []).map((e) => ({ name: e.name, sdk_key_hint: e.sdk_key_hint, created_at: e.created_at.toISOString() })),
+  ]
+}
+
+export function environmentsRouter(platform: Platform, cache: FlagCache): Router {
+  const router = new Router({ prefix: '/api/v1/projects/:id/environments' })
+  const db = platform.db
+  const auth = requireApiKey(platform, 'flags')
+
+  router.get('/', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    const p = await getProject(db, accountOf(ctx)._id, params.id)
+    if (!p) throw notFound('Project not found')
+    ctx.body = { environments: environmentsView(p) }
+  })
+
+  router.post('/', auth, validate(createEnvironmentSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { params, body } = input(ctx, createEnvironmentSchema)
+    const r = await addEnvironment(db, account._id, params.id, body.name, ENVIRONMENT_LIMITS[account.plan])
+    if (!r.ok) {
+      if (r.reason === 'not_found') throw notFound('Project not found')
+      throw r.reason === 'exists' ? conflict(`An environment named "${body.name}" already exists in this project`) : environmentLimit(account.plan)
+    }
+    await cache.changed(r.project._id)
+    const env = r.project.environments!.find((e) => e.name === body.name)!
+    ctx.status = 201
+    ctx.body = { name: env.name, sdk_key: r.sdkKey, sdk_key_hint: env.sdk_key_hint, created_at: env.created_at.toISOString() }
+  })
+
+  router.post('/:name/sdk-key/rotate', auth, validate(environmentPathSchema), async (ctx) => {
+    const { params } = input(ctx, environmentPathSchema)
+    const r = await rotateEnvironmentKey(db, accountOf(ctx)._id, params.id, params.name)
+    if (!r) throw notFound(params.name === PRODUCTION ? 'Rotate production\'s key with POST /api/v1/projects/{id}/sdk-key/rotate' : 'Environment not found')
+    await cache.changed(r.project._id, { keys: true })
+    const env = r.project.environments!.find((e) => e.name === params.name)!
+    ctx.body = { name: env.name, sdk_key: r.sdkKey, sdk_key_hint: env.sdk_key_hint, created_at: env.created_at.toISOString() }
+  })
+
+  return router
+}

@@ -1,0 +1,74 @@
+// Weighted variants: a rule, or the flag's fallthrough, serves one of several named values split
+// by weight (e.g. 50/30/20). The user's bucket (murmur3 of "<flag key>:variants:" + the stickiness
+// attribute, 0..9999, the same hash as percent rollouts with its own prefix so that a user's
+// variant does not follow their rollout bucket) picks a variant by contiguous ranges laid out in
+// the listed order, like Unleash's variant normalisation: deterministic on every replica, and a
+// change of weights moves only the users whose range changed hands.
+import { rolloutBuckets } from './percent-bucket.ts'
+
+export interface Variant {
+  name: string
+  /** Percent, up to two decimals; a split's weights sum to 100. */
+  weight: number
+  value: unknown
+}
+
+export interface Split {
+  variants: Variant[]
+  /** The context attribute bucketed; default targetingKey, else user_id. */
+  stickiness?: string
+}
+
+export const MAX_VARIANTS = 20
+export const DEFAULT_STICKINESS = ['targetingKey', 'user_id'] as const
+export const VARIANT_NAME_RE = /^[A-Za-z0-9._-]{1,64}$/
+
+/** Weights in basis points (hundredths of a percent); null when one has more than two decimals. */
+export function basisPoints(weights: number[]): number[] | null {
+  const out: number[] = []
+  for (const w of weights) {
+    const bp = Math.round(w * 100)
+    if (Math.abs(bp - w * 100) > 1e-6) return null
+    out.push(bp)
+  }
+  return out
+}
+
+/** Why a split cannot be served, or null; `field` names it in the message. */
+export function invalidSplit(variants: Variant[]): string | null {
+  const names = new Set<string>()
+  for (const v of variants) {
+    if (names.has(v.name)) return `names must be unique ("${v.name}" appears twice)`
+    names.add(v.name)
+  }
+  const bp = basisPoints(variants.map((v) => v.weight))
+  if (!bp) return 'weights must have at most two decimals'
+  const sum = bp.reduce((a, b) => a + b, 0)
+  if (sum !== 10_000) return `weights must sum to 100 (they sum to ${sum / 100})`
+  return null
+}
+
+type Ctx = { readonly [attribute: string]: string | undefined }
+
+/** The bucket (0..9999) of a user for this flag's variants. */
+export function variantBucketer(flagKey: string, stickiness: string | undefined): (ctx: Ctx) => number {
+  const bucket = rolloutBuckets(`${flagKey}:variants:`)
+  if (stickiness !== undefined) return (ctx) => bucket(ctx[stickiness] ?? '')
+  // Without an id every such user gets the same (first-bucket) variant: deterministic, never random.
+  return (ctx) => bucket(ctx.targetingKey ?? ctx.user_id ?? '')
+}
+
+/** Picks one of `results` (one per variant, in order) by the user's bucket. */
+export function compileSplit<R>(flagKey: string, split: Split, results: R[]): (ctx: Ctx) => R {
+  const bucketOf = variantBucketer(flagKey, split.stickiness)
+  const bp = basisPoints(split.variants.map((v) => v.weight))!
+  const ends: number[] = []
+  let acc = 0
+  for (const w of bp) ends.push((acc += w))
+  const n = ends.length
+  return (ctx) => {
+    const b = bucketOf(ctx)
+    for (let i = 0; i < n - 1; i++) if (b < ends[i]!) return results[i]!
+    return results[n - 1]!
+  }
+}
