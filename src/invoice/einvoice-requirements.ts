@@ -4,7 +4,7 @@
 // (`to.vat_id (BT-48) is required for …`) so a client can fix the request in one pass.
 import { currencyExponent } from './money.ts'
 import { swissProblem } from './payment-qr.ts'
-import type { InvoiceRequest } from './schema.ts'
+import type { InvoiceRequest } from './invoice-request.ts'
 import { XML_FORMATS, type InvoiceFormat } from './schema-einvoice.ts'
 import { lineTaxOf, type TaxCategory } from './vat.ts'
 

@@ -8,7 +8,7 @@ import type { Content } from 'pdfmake/interfaces.js'
 import { SwissQRBill } from 'swissqrbill/svg'
 import type { Data } from 'swissqrbill/types'
 import { decimalString } from './money.ts'
-import type { InvoiceRequest } from './schema.ts'
+import type { InvoiceRequest } from './invoice-request.ts'
 
 /** The EPC069-12 payload: one field per line, in this order. */
 export function epcPayload(req: InvoiceRequest, totalMinor: bigint, exp: number): string {
