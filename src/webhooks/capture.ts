@@ -2,6 +2,7 @@
 // up to 25 MiB; larger → 413), counts it against the account's UTC-day limit atomically (past
 // it → 429, nothing stored), acknowledges only after it is stored, then answers with the
 // endpoint's configured response. Forwarding is a job, enqueued durably; nothing slow runs here.
+// Open live streams hear of each capture through Redis (live.ts).
 import type { Context, Next } from 'koa'
 import { readRawBody } from '../platform/http/raw-body.ts'
 import { scheduleForward } from './forward-schedule.ts'
@@ -17,6 +18,7 @@ import { putBody } from './body-store.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureKey, captures, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
+import { liveCapture, publishLive } from './live.ts'
 import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
 import { protectUntrusted } from './untrusted-response.ts'
@@ -129,6 +131,8 @@ export function captureMiddleware(platform: Platform) {
           Object.assign(doc, { _id: captureKey(token, id), id })
         }
       }
+      // Streams on every replica hear of it; not awaited, the sender's answer does not wait on Redis.
+      void publishLive(platform, token, { type: 'capture', id, data: liveCapture(doc, body) })
     } catch (err) {
       await releaseDailyRequest(db, account._id, now)
       throw err

@@ -38,6 +38,18 @@ export interface CaptureDoc {
   body?: Binary
   body_file?: ObjectId
   forward?: ForwardState
+  /** What the local target of a `listen` CLI answered (the last report). */
+  local_delivery?: LocalDelivery
+}
+
+export interface LocalDelivery {
+  url: string
+  status: number | null
+  latency_ms: number
+  /** The first bytes of the local answer, as text. */
+  body_preview: string
+  error: string | null
+  at: Date
 }
 
 export interface AttemptDoc {

@@ -6,7 +6,7 @@ import type { Context } from 'koa'
 import type { Account } from '../platform/accounts.ts'
 import type { Config } from '../platform/config.ts'
 import { inlineBytes } from './body-store.ts'
-import type { AttemptDoc, CaptureDoc, ForwardState } from './captures.ts'
+import type { AttemptDoc, CaptureDoc, ForwardState, LocalDelivery } from './captures.ts'
 import { effectiveExpiry, type EndpointDoc } from './endpoints.ts'
 import { wireTime } from './time.ts'
 
@@ -35,7 +35,7 @@ export function encodeBody(bytes: Buffer): { body: string; body_encoding: 'utf8'
   return isUtf8(bytes) ? { body: bytes.toString('utf8'), body_encoding: 'utf8' } : { body: bytes.toString('base64'), body_encoding: 'base64' }
 }
 
-function presentForward(f: ForwardState) {
+export function presentForward(f: ForwardState) {
   return {
     status: f.status,
     attempts: f.attempts,
@@ -44,6 +44,10 @@ function presentForward(f: ForwardState) {
     next_attempt_at: wireTime(f.next_attempt_at),
     delivered_at: wireTime(f.delivered_at),
   }
+}
+
+export function presentLocalDelivery(d: LocalDelivery) {
+  return { url: d.url, status: d.status, latency_ms: d.latency_ms, body_preview: d.body_preview, error: d.error, at: wireTime(d.at) }
 }
 
 export function presentAttempt(a: AttemptDoc) {
@@ -78,5 +82,6 @@ export function presentCapture(c: CaptureDoc, bytes?: Buffer) {
     size_bytes: c.size_bytes,
     received_at: wireTime(c.received_at),
     ...(c.forward ? { forward: presentForward(c.forward) } : {}),
+    ...(c.local_delivery ? { local_delivery: presentLocalDelivery(c.local_delivery) } : {}),
   }
 }
