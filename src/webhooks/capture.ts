@@ -15,6 +15,7 @@ import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
 import { documented } from '../platform/ops/openapi.ts'
 import type { Platform } from '../platform/platform.ts'
 import { putBody } from './body-store.ts'
+import { searchText } from './search.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureKey, captures, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
@@ -94,6 +95,7 @@ export function captureMiddleware(platform: Platform) {
     const forwarding = Boolean(ep.forward_url && limits.forwarding)
     try {
       const stored = await putBody(db, captureKey(token, id), body)
+      const text = searchText(body)
       const raw = ctx.req.rawHeaders
       const doc: CaptureDoc = {
         _id: captureKey(token, id),
@@ -112,6 +114,7 @@ export function captureMiddleware(platform: Platform) {
         received_at: now,
         expires_at: new Date(now.getTime() + limits.retention_hours * 3_600_000),
         ...stored,
+        ...(text !== undefined ? { search_text: text } : {}),
         ...(forwarding
           ? { forward: { status: 'pending', round: 0, attempts: 0, last_status: null, last_error: null, next_attempt_at: null, delivered_at: null } }
           : {}),

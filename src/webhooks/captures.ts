@@ -1,7 +1,7 @@
 // Captured requests in MongoDB: one document per request, keyed by endpoint token + integer id,
 // with the exact body bytes (inline or GridFS), the headers lower-cased and in arrival order,
 // and the forward delivery state. Forward attempts are documents of their own collection.
-import type { Binary, Db, ObjectId } from 'mongodb'
+import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { deleteBodyFiles } from './body-store.ts'
 
@@ -38,6 +38,8 @@ export interface CaptureDoc {
   body?: Binary
   body_file?: ObjectId
   forward?: ForwardState
+  /** The first bytes of a text body, lower-cased, for the `q` search (search.ts); never presented. */
+  search_text?: string
   /** What the local target of a `listen` CLI answered (the last report). */
   local_delivery?: LocalDelivery
 }
@@ -95,11 +97,16 @@ export async function getCapture(db: Db, token: string, id: number): Promise<Cap
 }
 
 /** Newest first; `before` pages to older requests, `after` polls for newer ones. */
-export async function listCaptures(db: Db, token: string, opts: { limit: number; before?: number; after?: number }): Promise<CaptureDoc[]> {
+export async function listCaptures(
+  db: Db,
+  token: string,
+  opts: { limit: number; before?: number; after?: number },
+  search: Filter<CaptureDoc> = {},
+): Promise<CaptureDoc[]> {
   const id: Record<string, number> = {}
   if (opts.before !== undefined) id.$lt = opts.before
   if (opts.after !== undefined) id.$gt = opts.after
-  const filter = Object.keys(id).length ? { endpoint_id: token, id } : { endpoint_id: token }
+  const filter = Object.keys(id).length ? { ...search, endpoint_id: token, id } : { ...search, endpoint_id: token }
   return captures(db).find(filter).sort({ id: -1 }).limit(opts.limit).toArray()
 }
 

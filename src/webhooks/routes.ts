@@ -18,6 +18,7 @@ import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointD
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
 import { replayNow } from './replay.ts'
+import { searchFilter } from './search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
 import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './verify.ts'
@@ -147,7 +148,7 @@ export function webhooksRouter(platform: Platform): Router {
   router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await listCaptures(db, ep._id, query)
+    const docs = await listCaptures(db, ep._id, query, searchFilter(query))
     const last = docs.at(-1)
     ctx.body = {
       requests: docs.map((d) => presentCapture(d)),
