@@ -63,6 +63,13 @@ describe('webhooks: inspection page live stream (Debian chromium)', function () 
     await page.waitForFunction(() => document.querySelectorAll('#requests li').length === 5, null, { timeout: 10_000 })
     const ids = await page.locator('#requests li').evaluateAll((lis) => lis.map((li) => Number((li as HTMLElement).dataset.id)))
     assert.deepEqual(ids, [5, 4, 3, 2, 1])
+
+    // The filter box: hides what does not match at once; Enter also searches older captures.
+    await page.fill('#filter', 'while down')
+    await page.waitForFunction(() => [...document.querySelectorAll('#requests li')].filter((li) => !(li as HTMLElement).hidden).length === 1)
+    assert.equal(await page.locator('#requests li:not([hidden])').getAttribute('data-id'), '4')
+    await page.fill('#filter', '')
+    await page.waitForFunction(() => [...document.querySelectorAll('#requests li')].every((li) => !(li as HTMLElement).hidden))
     assert.deepEqual(errors, [])
     await page.close()
   })

@@ -183,10 +183,38 @@
         el('span', { class: 'path' }, r.path + (r.query ? `?${r.query}` : '')),
         el('span', { class: 'meta' }, `#${r.id} · ${r.received_at} · ${size(r.size_bytes)}`),
       )
-      listEl.prepend(li)
+      // Newest on top; search results can be older than what is shown, so insert by id.
+      const after = [...listEl.children].find((x) => Number(x.dataset.id) < r.id)
+      listEl.insertBefore(li, after || null)
+      li.hidden = !matches(r)
     }
     showState()
   }
+
+  /** The filter box: case-insensitive text in the method, path, query, headers or text body. */
+  function matches(r) {
+    const f = $('filter').value.trim().toLowerCase()
+    if (!f) return true
+    const hay = [r.method, r.path, r.query, ...r.raw_headers, r.body_encoding === 'utf8' ? r.body : ''].join('\n').toLowerCase()
+    return hay.includes(f)
+  }
+  function applyFilter() {
+    for (const li of listEl.children) li.hidden = !matches(requests.get(Number(li.dataset.id)))
+  }
+  $('filter').addEventListener('input', applyFilter)
+  $('filter-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    const f = $('filter').value.trim()
+    if (!f || !key) return
+    // Older matches from the server (body text search over all stored captures).
+    try {
+      const page = await getJson(`/requests?limit=100&q=${encodeURIComponent(f.slice(0, 200))}`)
+      addRequests(page.requests)
+      applyFilter()
+    } catch (err) {
+      statusEl.textContent = `Search failed: ${err.message}`
+    }
+  })
 
   let timer = null
   let stream = null
