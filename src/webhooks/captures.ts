@@ -5,7 +5,7 @@ import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { deleteBodyFiles } from './body-store.ts'
 
-export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead'
+export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
 export interface ForwardState {
   status: ForwardStatus
@@ -16,6 +16,8 @@ export interface ForwardState {
   last_error: string | null
   next_attempt_at: Date | null
   delivered_at: Date | null
+  /** While forwarding of the endpoint is paused: the attempt to make when it resumes. */
+  paused_attempt?: number
 }
 
 export interface CaptureDoc {

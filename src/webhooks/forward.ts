@@ -37,6 +37,15 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
 
   const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
   const account = ep ? await getAccount(db, ep.account_id) : null
+  if (ep?.forward_paused) {
+    // Held, not attempted: the resume job sends held requests in capture order (forward-pause.ts).
+    await captures(db).updateOne(
+      { _id: cap._id, 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
+      { $set: { 'forward.status': 'paused', 'forward.paused_attempt': ref.attempt, 'forward.next_attempt_at': null } },
+    )
+    await publishForward(platform, ref)
+    return 'skipped'
+  }
   let status: number | null = null
   let error: string | null = null
   let url = ep?.forward_url ?? ''

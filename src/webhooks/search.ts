@@ -11,7 +11,7 @@ import type { CaptureDoc } from './captures.ts'
 /** Text bodies are searchable over their first 16 KiB (kept lower-cased beside the capture). */
 export const SEARCH_TEXT_BYTES = 16 * 1024
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
-const FORWARD_STATUSES = ['pending', 'retrying', 'delivered', 'dead'] as const
+const FORWARD_STATUSES = ['pending', 'retrying', 'delivered', 'dead', 'paused'] as const
 // RFC 9110 token characters minus '.' and '$', which MongoDB field paths cannot hold.
 const HEADER_NAME = /^[A-Za-z0-9!#%&'*+^_`|~-]{1,100}$/
 const TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?(Z|[+-]\d{2}:\d{2})?$/
@@ -22,7 +22,7 @@ export function searchText(body: Buffer): string | undefined {
   return body.subarray(0, SEARCH_TEXT_BYTES).toString('utf8').toLowerCase()
 }
 
-function time(field: string) {
+export function isoTime(field: string) {
   return z
     .string()
     .max(40)
@@ -75,8 +75,8 @@ export const searchFields = {
     })
     .optional(),
   q: z.string().min(1, { error: 'q must not be empty' }).max(200, { error: 'q must be at most 200 characters' }).optional(),
-  since: time('since'),
-  until: time('until'),
+  since: isoTime('since'),
+  until: isoTime('until'),
   forward_status: z.enum(FORWARD_STATUSES, { error: `forward_status must be one of ${FORWARD_STATUSES.join(', ')}` }).optional(),
 }
 
