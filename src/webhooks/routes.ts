@@ -17,6 +17,7 @@ import { captures, countByEndpoint, deleteEndpointCaptures, getCapture, listAtte
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
+import { recoveries } from './recover.ts'
 import { replayNow } from './replay.ts'
 import { searchFilter } from './search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
@@ -142,6 +143,7 @@ export function webhooksRouter(platform: Platform): Router {
     if (r.deletedCount === 0) throw notFound(ENDPOINT_NOT_FOUND)
     await releaseEndpointSlot(db, account._id)
     const removed = await deleteEndpointCaptures(db, ep._id)
+    await recoveries(db).deleteMany({ endpoint_id: ep._id })
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 
