@@ -84,7 +84,8 @@ while (stored < COUNT && Date.now() < fillDeadline) {
 const fillSeconds = (performance.now() - fillStart) / 1000
 console.log(`stored ${stored} captures in ${fillSeconds.toFixed(0)} s`)
 
-const mid = new Date(Date.now() - Math.floor(stored / 2) * 1_000).toISOString().slice(0, 19)
+// The middle of what was stored (times are spread as if all COUNT captures had been).
+const mid = doc(Math.max(1, Math.floor(stored / 2))).received_at.toISOString().slice(0, 19)
 const filters: Array<[string, string]> = [
   ['none (newest 50)', ''],
   ['method=PUT', 'method=PUT'],
