@@ -139,7 +139,8 @@ const lines = [
   `| API process RSS after that load | ${mib(rssAfter)} | bounded |`,
   '',
   'Memory per stream is bounded by design: one Redis subscriber per API process (channels are shared), a per-stream buffer cut off at 4 MiB (a slow client is ' +
-    'disconnected and resumes from MongoDB with Last-Event-ID), and bodies over 64 KiB left out of events.',
+    'disconnected and resumes from MongoDB with Last-Event-ID), and bodies over 64 KiB left out of events. ' +
+    '"event − answer" is the time the stream adds after the capture was stored and answered.',
   '',
 ]
 const report = lines.join('\n')
