@@ -12,5 +12,7 @@ import { invoicesExpireJob } from './invoices-expire.ts'
 import { captureForwardJob } from './capture-forward.ts'
 import { captureReplayJob } from './capture-replay.ts'
 import { capturesExpireJob } from './captures-expire.ts'
+import { captureForwardResumeJob } from './capture-forward-resume.ts'
+import { captureRecoverJob } from './capture-recover.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob, captureForwardResumeJob, captureRecoverJob]

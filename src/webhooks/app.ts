@@ -1,20 +1,24 @@
 // The webhook-capture service's Koa app (port 3003): capture under /hook/ (raw bodies, read by
 // the capture itself), the management API under /api/v1 (with the shared checkout), the
-// inspection page under /inspect/.
+// inspection page under /inspect/, and the live event streams (one Redis subscriber per app).
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
-import { statelessApp, type ServiceApp } from '../platform/service.ts'
+import type { ServiceApp } from '../platform/service.ts'
 import { captureMiddleware } from './capture.ts'
+import { forwardingRouter } from './forwarding-routes.ts'
+import { harRouter } from './har-routes.ts'
 import { inspectRouter } from './inspect.ts'
+import { LiveHub } from './live.ts'
+import { liveRouter } from './live-routes.ts'
 import { webhooksRouter } from './routes.ts'
 
 export function createWebhooksApp(platform: Platform): ServiceApp {
-  return statelessApp(
-    createServiceApp(platform, {
-      service: 'webhooks',
-      rawPath: (p) => p === '/hook' || p.startsWith('/hook/'),
-      middleware: [captureMiddleware(platform)],
-      routers: [webhooksRouter(platform), inspectRouter(platform)],
-    }),
-  )
+  const hub = new LiveHub(platform)
+  const app = createServiceApp(platform, {
+    service: 'webhooks',
+    rawPath: (p) => p === '/hook' || p.startsWith('/hook/'),
+    middleware: [captureMiddleware(platform)],
+    routers: [harRouter(platform), webhooksRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform)],
+  })
+  return { app, close: async () => hub.close() }
 }

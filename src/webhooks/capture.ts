@@ -2,6 +2,7 @@
 // up to 25 MiB; larger → 413), counts it against the account's UTC-day limit atomically (past
 // it → 429, nothing stored), acknowledges only after it is stored, then answers with the
 // endpoint's configured response. Forwarding is a job, enqueued durably; nothing slow runs here.
+// Open live streams hear of each capture through Redis (live.ts).
 import type { Context, Next } from 'koa'
 import { readRawBody } from '../platform/http/raw-body.ts'
 import { scheduleForward } from './forward-schedule.ts'
@@ -14,9 +15,11 @@ import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
 import { documented } from '../platform/ops/openapi.ts'
 import type { Platform } from '../platform/platform.ts'
 import { putBody } from './body-store.ts'
+import { searchText } from './search.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureCollection, captureKey, type CaptureDoc } from './captures.ts'
 import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
+import { liveCapture, publishLive } from './live.ts'
 import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
 import { protectUntrusted } from './untrusted-response.ts'
@@ -99,6 +102,7 @@ export function captureMiddleware(platform: Platform) {
     const forwarding = Boolean(ep.forward_url && limits.forwarding)
     try {
       const stored = await putBody(db, captureKey(token, id), body)
+      const text = searchText(body)
       const raw = ctx.req.rawHeaders
       const doc: CaptureDoc = {
         _id: captureKey(token, id),
@@ -117,6 +121,7 @@ export function captureMiddleware(platform: Platform) {
         received_at: now,
         expires_at: new Date(now.getTime() + limits.retention_hours * 3_600_000),
         ...stored,
+        ...(text !== undefined ? { search_text: text } : {}),
         ...(forwarding
           ? { forward: { status: 'pending', round: 0, attempts: 0, last_status: null, last_error: null, next_attempt_at: null, delivered_at: null } }
           : {}),
@@ -136,6 +141,8 @@ export function captureMiddleware(platform: Platform) {
           Object.assign(doc, { _id: captureKey(token, id), id })
         }
       }
+      // Streams on every replica hear of it; not awaited, the sender's answer does not wait on Redis.
+      void publishLive(platform, token, { type: 'capture', id, data: liveCapture(doc, body) })
     } catch (err) {
       await releaseDailyRequest(db, account._id, now)
       throw err

@@ -2,12 +2,12 @@
 // spread over the slots of a partitioned collection by (token, block of 128 ids),
 // with the exact body bytes (inline or GridFS), the headers lower-cased and in arrival order,
 // and the forward delivery state. Forward attempts are documents of their own collection.
-import type { Binary, Db, ObjectId } from 'mongodb'
+import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
 
-export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead'
+export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
 export interface ForwardState {
   status: ForwardStatus
@@ -18,6 +18,8 @@ export interface ForwardState {
   last_error: string | null
   next_attempt_at: Date | null
   delivered_at: Date | null
+  /** While forwarding of the endpoint is paused: the attempt to make when it resumes. */
+  paused_attempt?: number
 }
 
 export interface CaptureDoc {
@@ -40,6 +42,20 @@ export interface CaptureDoc {
   body?: Binary
   body_file?: ObjectId
   forward?: ForwardState
+  /** The first bytes of a text body, lower-cased, for the `q` search (search.ts); never presented. */
+  search_text?: string
+  /** What the local target of a `listen` CLI answered (the last report). */
+  local_delivery?: LocalDelivery
+}
+
+export interface LocalDelivery {
+  url: string
+  status: number | null
+  latency_ms: number
+  /** The first bytes of the local answer, as text. */
+  body_preview: string
+  error: string | null
+  at: Date
 }
 
 export interface AttemptDoc {
@@ -90,23 +106,42 @@ const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
 /** The physical collection that holds (or will hold) capture `id` of endpoint `token`. */
 export const captureCollection = (db: Db, token: string, id: number) => captures(db).of(token, blockOf(id))
 
+/**
+ * Oldest first: up to `limit` captures of endpoint `token` with ids above `after` (up to `top`,
+ * the endpoint's newest id) that match `filter`, walking its blocks upward, one query per block.
+ */
+export async function capturesAfter(db: Db, token: string, opts: { after: number; top: number; limit: number }, filter: Filter<CaptureDoc> = {}): Promise<CaptureDoc[]> {
+  const out: CaptureDoc[] = []
+  for (let block = blockOf(opts.after + 1); block <= blockOf(opts.top) && out.length < opts.limit; block++) {
+    const id = { $gte: Math.max(block * CAPTURE_BLOCK, opts.after + 1), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, opts.top) }
+    if (id.$gte > id.$lte) continue
+    out.push(...(await captures(db).of(token, block).find({ ...filter, endpoint_id: token, id }).sort({ id: 1 }).limit(opts.limit - out.length).toArray()))
+  }
+  return out
+}
+
 export async function getCapture(db: Db, token: string, id: number): Promise<CaptureDoc | null> {
   return captureCollection(db, token, id).findOne({ _id: captureKey(token, id) })
 }
 
 /**
- * Newest first; `before` pages to older requests, `after` polls for newer ones. Walks the
- * endpoint's blocks downward from its newest id (`top`, the endpoint's seq), one query per block,
- * until `limit` are found.
+ * Newest first; `before` pages to older requests, `after` polls for newer ones; `search` narrows
+ * (search.ts). Walks the endpoint's blocks downward from its newest id (`top`, the endpoint's
+ * seq), one query per block, until `limit` are found.
  */
-export async function listCaptures(db: Db, token: string, opts: { limit: number; before?: number; after?: number; top: number }): Promise<CaptureDoc[]> {
+export async function listCaptures(
+  db: Db,
+  token: string,
+  opts: { limit: number; before?: number; after?: number; top: number },
+  search: Filter<CaptureDoc> = {},
+): Promise<CaptureDoc[]> {
   const out: CaptureDoc[] = []
   const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
   const lowest = opts.after !== undefined ? opts.after + 1 : 0
   for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
     if (id.$gte > id.$lte) continue
-    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    const docs = await captures(db).of(token, block).find({ ...search, endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
     out.push(...docs)
   }
   return out

@@ -19,6 +19,8 @@ export interface EndpointDoc {
   /** Set for plans with a limited endpoint lifetime (free: 7 days). */
   expires_at: Date | null
   seq: number
+  /** Forwarding paused (captures are still stored); resumed forwards go out in capture order. */
+  forward_paused?: boolean
 }
 
 export const endpointIndexes: IndexSpec = {

@@ -1,6 +1,7 @@
 // One forward attempt of a captured request: send it (same method, headers minus hop-by-hop,
 // exact body) to the endpoint's forward URL + sub-path + query through safe-fetch, record the
-// attempt, update the delivery state. The retry schedule lives in forward-schedule.ts.
+// attempt, update the delivery state and tell open live streams. The retry schedule lives in
+// forward-schedule.ts.
 import type { Platform } from '../platform/platform.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { getAccount } from '../platform/accounts.ts'
@@ -11,7 +12,9 @@ import { OutboundError, safeFetch } from '../platform/safe-fetch.ts'
 import { getBody } from './body-store.ts'
 import { attempts, captureCollection, captureKey, getCapture, type AttemptDoc } from './captures.ts'
 import { endpoints } from './endpoints.ts'
+import { publishLive } from './live.ts'
 import { outboundHeaders, targetUrl } from './outbound.ts'
+import { presentAttempt, presentForward } from './present.ts'
 
 export interface ForwardRef {
   endpoint_id: string
@@ -34,6 +37,15 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
 
   const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
   const account = ep ? await getAccount(db, ep.account_id) : null
+  if (ep?.forward_paused) {
+    // Held, not attempted: the resume job sends held requests in capture order (forward-pause.ts).
+    await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
+      { _id: cap._id, 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
+      { $set: { 'forward.status': 'paused', 'forward.paused_attempt': ref.attempt, 'forward.next_attempt_at': null } },
+    )
+    await publishForward(platform, ref)
+    return 'skipped'
+  }
   let status: number | null = null
   let error: string | null = null
   let url = ep?.forward_url ?? ''
@@ -101,7 +113,16 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
       $inc: { 'forward.attempts': 1 },
     },
   )
+  await publishForward(platform, ref, doc)
   return ok ? 'delivered' : 'failed'
+}
+
+/** Tell open streams the delivery state changed (and the attempt that changed it, if any). */
+async function publishForward(platform: Platform, ref: ForwardRef, attempt?: AttemptDoc): Promise<void> {
+  const cap = await getCapture(platform.db, ref.endpoint_id, ref.request_id)
+  if (!cap?.forward) return
+  const data = { id: cap.id, forward: presentForward(cap.forward), ...(attempt ? { attempt: presentAttempt(attempt) } : {}) }
+  await publishLive(platform, ref.endpoint_id, { type: 'forward', id: cap.id, data })
 }
 
 export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date): Promise<void> {
@@ -109,6 +130,7 @@ export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date)
     { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
     { $set: { 'forward.status': 'retrying', 'forward.next_attempt_at': at } },
   )
+  await publishForward(platform, ref)
 }
 
 /** After the last attempt: dead-lettered until someone retries it by hand. */
@@ -118,4 +140,5 @@ export async function markDead(platform: Platform, ref: ForwardRef): Promise<voi
     { $set: { 'forward.status': 'dead', 'forward.next_attempt_at': null } },
   )
   metrics.forwardAttempt('dead_lettered')
+  await publishForward(platform, ref)
 }

@@ -4,5 +4,7 @@ import { captureIndexes } from './captures.ts'
 import { endpointIndexes } from './endpoints.ts'
 import { limitIndexes } from './limits.ts'
 import { replayIndexes } from './replays.ts'
+import { recoveryIndexes } from './recover.ts'
+import { searchIndexes } from './search.ts'
 
-export const webhooksServiceIndexes: IndexSpec[] = [endpointIndexes, ...captureIndexes, limitIndexes, replayIndexes]
+export const webhooksServiceIndexes: IndexSpec[] = [endpointIndexes, ...captureIndexes, limitIndexes, replayIndexes, searchIndexes, recoveryIndexes]

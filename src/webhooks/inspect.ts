@@ -53,7 +53,9 @@ function page(token: string, name: string | null, nonce: string): string {
   <button type="submit">Open</button>
 </form>
 <main>
-  <section id="list-pane"><ul id="requests" aria-label="Captured requests"></ul></section>
+  <section id="list-pane">
+    <form id="filter-form" role="search"><input id="filter" type="search" autocomplete="off" spellcheck="false" placeholder="Filter: method, path, header or body text — Enter searches older requests" aria-label="Filter requests"></form>
+    <ul id="requests" aria-label="Captured requests"></ul></section>
   <section id="detail" aria-live="polite"><p class="hint">Select a request to see its headers and body.</p></section>
 </main>
 </body>

@@ -36,4 +36,20 @@ export const capturesExpireContract = defineJobContract({
   schema: z.object({ batch: z.number().int().min(1).max(5_000).optional() }),
 })
 
-export const webhooksJobContracts = [captureForwardContract, captureReplayContract, capturesExpireContract]
+/** After forwarding of an endpoint resumes: send the held requests one by one, in capture order. */
+export const captureForwardResumeContract = defineJobContract({
+  queue: 'capture-forward-resume',
+  schema: z.object({ endpoint_id: z.string().min(1).max(64), resumed_at: z.number().int() }),
+  options: { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+  id: (p) => `resume-${p.endpoint_id}-${p.resumed_at}`,
+})
+
+/** Bulk recovery: a new forward round for every dead-lettered request of an endpoint since a time. */
+export const captureRecoverContract = defineJobContract({
+  queue: 'capture-recover',
+  schema: z.object({ recovery_id: z.string().min(1).max(120) }),
+  options: { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+  id: (p) => p.recovery_id,
+})
+
+export const webhooksJobContracts = [captureForwardContract, captureReplayContract, capturesExpireContract, captureForwardResumeContract, captureRecoverContract]

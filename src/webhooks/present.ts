@@ -6,7 +6,7 @@ import type { Context } from 'koa'
 import type { Account } from '../platform/accounts.ts'
 import type { Config } from '../platform/config.ts'
 import { inlineBytes } from './body-store.ts'
-import type { AttemptDoc, CaptureDoc, ForwardState } from './captures.ts'
+import type { AttemptDoc, CaptureDoc, ForwardState, LocalDelivery } from './captures.ts'
 import { effectiveExpiry, type EndpointDoc } from './endpoints.ts'
 import { wireTime } from './time.ts'
 
@@ -25,6 +25,7 @@ export function presentEndpoint(ep: EndpointDoc, account: Pick<Account, 'plan'>,
     response_body: ep.response_body,
     response_content_type: ep.response_content_type,
     forward_url: ep.forward_url,
+    forward_paused: ep.forward_paused ?? false,
     created_at: wireTime(ep.created_at),
     expires_at: wireTime(effectiveExpiry(ep, account)),
     ...(requestCount === undefined ? {} : { request_count: requestCount }),
@@ -35,7 +36,7 @@ export function encodeBody(bytes: Buffer): { body: string; body_encoding: 'utf8'
   return isUtf8(bytes) ? { body: bytes.toString('utf8'), body_encoding: 'utf8' } : { body: bytes.toString('base64'), body_encoding: 'base64' }
 }
 
-function presentForward(f: ForwardState) {
+export function presentForward(f: ForwardState) {
   return {
     status: f.status,
     attempts: f.attempts,
@@ -44,6 +45,10 @@ function presentForward(f: ForwardState) {
     next_attempt_at: wireTime(f.next_attempt_at),
     delivered_at: wireTime(f.delivered_at),
   }
+}
+
+export function presentLocalDelivery(d: LocalDelivery) {
+  return { url: d.url, status: d.status, latency_ms: d.latency_ms, body_preview: d.body_preview, error: d.error, at: wireTime(d.at) }
 }
 
 export function presentAttempt(a: AttemptDoc) {
@@ -78,5 +83,6 @@ export function presentCapture(c: CaptureDoc, bytes?: Buffer) {
     size_bytes: c.size_bytes,
     received_at: wireTime(c.received_at),
     ...(c.forward ? { forward: presentForward(c.forward) } : {}),
+    ...(c.local_delivery ? { local_delivery: presentLocalDelivery(c.local_delivery) } : {}),
   }
 }

@@ -17,7 +17,9 @@ import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture,
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
+import { recoveries } from './recover.ts'
 import { replayNow } from './replay.ts'
+import { searchFilter } from './search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
 import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './verify.ts'
@@ -141,13 +143,14 @@ export function webhooksRouter(platform: Platform): Router {
     if (r.deletedCount === 0) throw notFound(ENDPOINT_NOT_FOUND)
     await releaseEndpointSlot(db, account._id)
     const removed = await deleteEndpointCaptures(db, ep)
+    await recoveries(db).deleteMany({ endpoint_id: ep._id })
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 
   router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await listCaptures(db, ep._id, { ...query, top: ep.seq })
+    const docs = await listCaptures(db, ep._id, { ...query, top: ep.seq }, searchFilter(query))
     const last = docs.at(-1)
     ctx.body = {
       requests: docs.map((d) => presentCapture(d)),

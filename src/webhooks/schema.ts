@@ -1,6 +1,7 @@
 // Request schemas of the webhook-capture management API (routes.ts). Tokens are not validated
 // here: an unknown or malformed token is simply not found (404).
 import { z } from 'zod'
+import { searchFields } from './search.ts'
 import { SCHEMES } from './verify.ts'
 
 const headerValue = /^[\t\x20-\x7e]*$/
@@ -36,6 +37,8 @@ export const listRequestsSchema = z.object({
     before: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
     /** Only requests with a larger id (newer): what the inspection page polls with. */
     after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** Search filters (search.ts). */
+    ...searchFields,
   }),
 })
 

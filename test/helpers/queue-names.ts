@@ -15,6 +15,8 @@ export const QueueName = {
   CaptureForward: webhooks.captureForwardContract.queue,
   CaptureReplay: webhooks.captureReplayContract.queue,
   CapturesExpire: webhooks.capturesExpireContract.queue,
+  CaptureForwardResume: webhooks.captureForwardResumeContract.queue,
+  CaptureRecover: webhooks.captureRecoverContract.queue,
   PaymentReconcile: paymentReconcileContract.queue,
   OutboxSweep: outboxSweepContract.queue,
 } as const

@@ -1,5 +1,7 @@
-// Inspection page script (served as a file under a strict CSP). Polls the management API for new
-// captures and renders everything with textContent/createElement only: captured content is data,
+// Inspection page script (served as a file under a strict CSP). Loads the latest captures, then
+// follows the endpoint's live stream (Server-Sent Events read with fetch(), so the key travels in
+// the Authorization header and never in a URL), resuming with Last-Event-ID after a drop; while
+// disconnected it says so and polls once per reconnect attempt as a fallback. It renders everything with textContent/createElement only: captured content is data,
 // never markup. The API key comes from the URL fragment (#key=…) or the form and lives only in
 // this script's memory: web storage of this origin is readable by any same-origin document, so
 // the key is never written there (issue #15); a reload asks again unless the link is reopened.
@@ -12,6 +14,8 @@
   const listEl = $('requests')
   const detailEl = $('detail')
   const POLL_MS = 1500
+  /** No byte (heartbeats come every 20 s) for this long: the connection is dead even if TCP says not. */
+  const STALL_MS = 45_000
   const requests = new Map()
   let lastId = 0
   let selected = null
@@ -139,9 +143,20 @@
       }
     } }, 'Copy as cURL')
     const nice = pretty(r)
+    const delivery = []
+    if (r.forward) {
+      const f = r.forward
+      delivery.push(el('p', { class: 'forward' }, `Forward: ${f.status} · ${f.attempts} attempt${f.attempts === 1 ? '' : 's'}${f.last_status !== null ? ` · last answer ${f.last_status}` : ''}${f.last_error ? ` · ${f.last_error}` : ''}`))
+    }
+    if (r.local_delivery) {
+      const d = r.local_delivery
+      delivery.push(el('p', { class: 'local-delivery' }, `Local (listen): ${d.status !== null ? d.status : 'failed'} · ${d.latency_ms} ms · ${d.url}${d.error ? ` · ${d.error}` : ''}`))
+      if (d.body_preview) delivery.push(el('pre', { class: 'local-preview' }, d.body_preview))
+    }
     detailEl.replaceChildren(
       el('h2', {}, `${r.method} ${r.path}${r.query ? `?${r.query}` : ''}`),
       el('p', { class: 'meta' }, `#${r.id} · ${r.received_at} UTC · ${size(r.size_bytes)} · from ${r.ip_address}${r.content_type ? ` · ${r.content_type}` : ''}`),
+      ...delivery,
       el('h3', {}, 'Headers'),
       el('table', { class: 'headers' }, el('tbody', {}, ...headerRows)),
       ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty' }, nice)] : []),
@@ -168,29 +183,165 @@
         el('span', { class: 'path' }, r.path + (r.query ? `?${r.query}` : '')),
         el('span', { class: 'meta' }, `#${r.id} · ${r.received_at} · ${size(r.size_bytes)}`),
       )
-      listEl.prepend(li)
+      // Newest on top; search results can be older than what is shown, so insert by id.
+      const after = [...listEl.children].find((x) => Number(x.dataset.id) < r.id)
+      listEl.insertBefore(li, after || null)
+      li.hidden = !matches(r)
     }
-    statusEl.textContent = `${requests.size} request${requests.size === 1 ? '' : 's'} · live`
+    showState()
   }
 
-  let timer = null
-  async function poll() {
+  /** The filter box: case-insensitive text in the method, path, query, headers or text body. */
+  function matches(r) {
+    const f = $('filter').value.trim().toLowerCase()
+    if (!f) return true
+    const hay = [r.method, r.path, r.query, ...r.raw_headers, r.body_encoding === 'utf8' ? r.body : ''].join('\n').toLowerCase()
+    return hay.includes(f)
+  }
+  function applyFilter() {
+    for (const li of listEl.children) li.hidden = !matches(requests.get(Number(li.dataset.id)))
+  }
+  $('filter').addEventListener('input', applyFilter)
+  $('filter-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    const f = $('filter').value.trim()
+    if (!f || !key) return
+    // Older matches from the server (body text search over all stored captures).
     try {
-      const page = await getJson(`/requests?limit=100${lastId ? `&after=${lastId}` : ''}`)
+      const page = await getJson(`/requests?limit=100&q=${encodeURIComponent(f.slice(0, 200))}`)
       addRequests(page.requests)
+      applyFilter()
+    } catch (err) {
+      statusEl.textContent = `Search failed: ${err.message}`
+    }
+  })
+
+  let timer = null
+  let stream = null
+  let failures = 0
+  let live = false
+
+  function showState() {
+    const n = `${requests.size} request${requests.size === 1 ? '' : 's'}`
+    statusEl.textContent = live ? `${n} · live` : `${n} · disconnected, reconnecting…`
+    statusEl.classList.toggle('offline', !live)
+  }
+
+  /** Merge a stream update (forward attempt, local delivery) into a request already shown. */
+  function update(id, patch) {
+    const r = requests.get(id)
+    if (!r) return
+    Object.assign(r, patch)
+    if (selected === id) showDetail(id)
+  }
+
+  function onEvent(type, data) {
+    if (type === 'capture') return addRequests([data])
+    if (type === 'forward') return update(data.id, { forward: data.forward })
+    if (type === 'local_delivery') return update(data.id, { local_delivery: data.local_delivery })
+  }
+
+  /** The Server-Sent Events wire format: fields up to a blank line; comments start with ':'. */
+  function sseParser(emit) {
+    let buf = ''
+    let type = ''
+    let data = []
+    return (text) => {
+      buf += text
+      let nl
+      while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+        const line = buf.slice(0, nl)
+        buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1))
+        if (line === '') {
+          if (data.length) emit(type || 'message', data.join('\n'))
+          type = ''
+          data = []
+          continue
+        }
+        if (line.startsWith(':')) continue
+        const i = line.indexOf(':')
+        const field = i < 0 ? line : line.slice(0, i)
+        const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '')
+        if (field === 'event') type = value
+        else if (field === 'data') data.push(value)
+      }
+    }
+  }
+
+  async function poll() {
+    const page = await getJson(`/requests?limit=100${lastId ? `&after=${lastId}` : ''}`)
+    addRequests(page.requests)
+  }
+
+  /** One connection: resolves when it ends; rejects with .status on 401/404. */
+  async function follow() {
+    const ac = new AbortController()
+    stream = ac
+    const res = await fetch(`${api}/stream`, {
+      headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', 'last-event-id': String(lastId) },
+      cache: 'no-store',
+      signal: ac.signal,
+    })
+    if (!res.ok) {
+      const body = await res.json().catch(() => ({}))
+      throw Object.assign(new Error(body.error || `HTTP ${res.status}`), { status: res.status })
+    }
+    live = true
+    failures = 0
+    showState()
+    const feed = sseParser((type, raw) => {
+      try {
+        onEvent(type, JSON.parse(raw))
+      } catch {}
+    })
+    const reader = res.body.getReader()
+    const decoder = new TextDecoder()
+    let stall = setTimeout(() => ac.abort(), STALL_MS)
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        clearTimeout(stall)
+        stall = setTimeout(() => ac.abort(), STALL_MS)
+        feed(decoder.decode(value, { stream: true }))
+      }
+    } finally {
+      clearTimeout(stall)
+    }
+  }
+
+  async function connect() {
+    try {
+      await follow()
     } catch (err) {
       if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
       if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
-      statusEl.textContent = `Connection problem, retrying… (${err.message})`
     }
-    timer = setTimeout(poll, POLL_MS)
+    live = false
+    failures++
+    showState()
+    // Fallback while the stream is down: the list API still answers, so nothing waits on the stream.
+    try {
+      await poll()
+    } catch (err) {
+      if (err.status === 401 || err.status === 404) return connect()
+    }
+    showState()
+    timer = setTimeout(connect, Math.min(POLL_MS * failures, 10_000))
   }
 
-  function start() {
+  async function start() {
     clearTimeout(timer)
+    stream?.abort()
     if (!key) return askForKey('Enter your API key to see the requests captured by this endpoint.')
     statusEl.textContent = 'Loading…'
-    poll()
+    try {
+      await poll()
+    } catch (err) {
+      if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
+      if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
+    }
+    connect()
   }
   start()
 })()

@@ -1,0 +1,122 @@
+// The live side of the management API: GET …/{token}/stream, Server-Sent Events of new captures,
+// forward-attempt updates and local-delivery reports; and POST …/requests/{id}/local-delivery,
+// where the `listen` CLI reports what its local target answered. The stream authenticates with
+// the Authorization header like every other route (the page reads it with fetch(), not
+// EventSource, so the key is never in a URL). A resume (Last-Event-ID) replays captures with a
+// larger id from MongoDB after subscribing, then goes live, so nothing falls in between.
+import { PassThrough } from 'node:stream'
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { clock } from '../platform/clock.ts'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { badRequest, notFound } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import type { Platform } from '../platform/platform.ts'
+import { captureCollection, captureKey, capturesAfter, type LocalDelivery } from './captures.ts'
+import { endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
+import { liveCapture, publishLive, type LiveEvent, type LiveHub } from './live.ts'
+import { localDeliverySchema, streamSchema } from './live-schema.ts'
+import { presentLocalDelivery } from './present.ts'
+import { untrusted } from './untrusted-response.ts'
+
+/** Comment lines keep proxies and clients from calling an idle stream dead (the issue asks ≤ 25 s). */
+export const HEARTBEAT_MS = 20_000
+/** A client this far behind is cut off; it reconnects and resumes from MongoDB (bounded memory). */
+const MAX_BUFFERED = 4 * 1024 * 1024
+const CATCH_UP_BATCH = 200
+
+function frame(ev: LiveEvent): string {
+  const id = ev.type === 'capture' ? `id: ${ev.id}\n` : ''
+  return `${id}event: ${ev.type}\ndata: ${JSON.stringify(ev.data)}\n\n`
+}
+
+function lastEventId(ctx: Context, fromQuery: number | undefined): number | undefined {
+  const h = ctx.get('last-event-id')
+  if (h === '') return fromQuery
+  if (!/^\d{1,15}$/.test(h.trim())) throw badRequest('Last-Event-ID must be a non-negative integer (a capture id)')
+  return Number(h.trim())
+}
+
+export function liveRouter(platform: Platform, hub: LiveHub): Router {
+  const { db } = platform
+  const router = new Router({ prefix: '/api/v1' })
+  const auth = requireApiKey(platform, 'webhooks')
+
+  async function ownEndpoint(ctx: Context, token: string): Promise<EndpointDoc> {
+    const account = accountOf(ctx)
+    const ep = await findOwnEndpoint(db, account._id, token)
+    if (!ep || isExpired(ep, account)) throw notFound('Endpoint not found')
+    return ep
+  }
+
+  router.get('/endpoints/:token/stream', auth, untrusted, validate(streamSchema), async (ctx) => {
+    const { params, query } = input(ctx, streamSchema)
+    const after = lastEventId(ctx, query.last_event_id)
+    // Everything that can fail with a status fails here, before the stream opens.
+    const ep = await ownEndpoint(ctx, params.token)
+
+    const out = new PassThrough()
+    let live = false
+    let closed = false
+    const early: LiveEvent[] = []
+    // Capture ids already sent: a capture stored late (group commit) may arrive after a newer one.
+    const sent = new Set<number>()
+    let maxSent = after ?? 0
+    const send = (ev: LiveEvent) => {
+      if (closed) return
+      if (ev.type === 'capture') {
+        if (sent.has(ev.id)) return
+        sent.add(ev.id)
+        maxSent = Math.max(maxSent, ev.id)
+        // Keep the set small: ids far below the newest will not come again.
+        if (sent.size > 2_000) for (const id of sent) if (id < maxSent - 1_000) sent.delete(id)
+      }
+      out.write(frame(ev))
+      if (out.writableLength > MAX_BUFFERED) stop()
+    }
+    const unsubscribe = await hub.subscribe(ep._id, (ev) => (live ? send(ev) : early.push(ev)))
+    const heartbeat = setInterval(() => out.write(': ping\n\n'), HEARTBEAT_MS)
+    function stop() {
+      if (closed) return
+      closed = true
+      clearInterval(heartbeat)
+      unsubscribe()
+      out.end()
+    }
+    ctx.req.on('close', stop)
+    ctx.req.socket.setTimeout(0)
+    ctx.req.socket.setNoDelay(true)
+
+    ctx.status = 200
+    ctx.set('Content-Type', 'text/event-stream; charset=utf-8')
+    ctx.set('Cache-Control', 'no-store, no-transform')
+    ctx.set('X-Accel-Buffering', 'no') // nginx: do not buffer the stream
+    ctx.body = out
+    out.write(`retry: 2000\n: connected to ${ep._id}\n\n`)
+    if (after !== undefined) {
+      for (let from = after; !closed; ) {
+        const top = (await endpoints(db).findOne({ _id: ep._id }))?.seq ?? ep.seq
+        const docs = await capturesAfter(db, ep._id, { after: from, top, limit: CATCH_UP_BATCH })
+        for (const d of docs) send({ type: 'capture', id: d.id, data: liveCapture(d) })
+        if (docs.length < CATCH_UP_BATCH) break
+        from = docs.at(-1)!.id
+      }
+    }
+    live = true
+    for (const ev of early.splice(0)) send(ev)
+    out.write(': live\n\n')
+  })
+
+  router.post('/endpoints/:token/requests/:id/local-delivery', auth, validate(localDeliverySchema), async (ctx) => {
+    const { params, body } = input(ctx, localDeliverySchema)
+    const ep = await ownEndpoint(ctx, params.token)
+    const report: LocalDelivery = { ...body, at: clock.now() }
+    const r = await captureCollection(db, ep._id, params.id).updateOne({ _id: captureKey(ep._id, params.id) }, { $set: { local_delivery: report } })
+    if (r.matchedCount === 0) throw notFound('Request not found')
+    const local_delivery = presentLocalDelivery(report)
+    await publishLive(platform, ep._id, { type: 'local_delivery', id: params.id, data: { id: params.id, local_delivery } })
+    ctx.body = { id: params.id, local_delivery }
+  })
+
+  return router
+}
