@@ -27,7 +27,9 @@ export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billi
 export const ALL_COLLECTIONS = {
   partitioned: ALL_INDEXES.filter((s) => s.partitions).map((s) => s.collection),
   plain: [
-    ...ALL_INDEXES.filter((s) => !s.partitions).map((s) => s.collection),
+    // A partitioned collection may have more index specs (webhook search): it is saved by its slots.
+    ...new Set(ALL_INDEXES.filter((s) => !s.partitions && !ALL_INDEXES.some((p) => p.partitions && p.collection === s.collection)).map((s) => s.collection)),
+    'ops_readiness',
     'flag_project_counters',
     'newsletter_subscribers',
     'capture_bodies.files',

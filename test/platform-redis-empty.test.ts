@@ -39,7 +39,7 @@ describe('platform: Redis comes back empty', () => {
     assert.equal((await capture(ep.url, { body: 'before' })).status, 200)
     await waitFor(async () => (await request(1)).forward?.status === 'retrying', 30_000, 'the first attempt to fail')
 
-    await redis.child.proc.kill('SIGKILL')
+    redis.child.kill()
     await new Promise((r) => redis.child.proc.once('exit', r))
     const during = await capture(ep.url, { body: 'during' })
     assert.equal(during.status, 200, during.text)

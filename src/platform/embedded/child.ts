@@ -28,8 +28,11 @@ function hookExit(): void {
 }
 
 export interface StartedChild {
+  /** The guard process (guard.ts); the service runs under it, in the guard's process group. */
   proc: ChildProcess
   stop(): Promise<void>
+  /** SIGKILL the service and its guard at once (fault tests: a crash, not a stop). */
+  kill(): void
 }
 
 /**
@@ -74,7 +77,7 @@ export function spawnUntilReady<T>(
         if (v !== undefined) {
           settled = true
           clearTimeout(timer)
-          resolve({ child: { proc, stop }, value: v })
+          resolve({ child: { proc, stop, kill: () => killGroup(proc) }, value: v })
           return
         }
       }
