@@ -9,10 +9,11 @@ import { paymentReconcileJob } from './payment-reconcile.ts'
 import { invoiceBatchWatchJob } from './invoice-batch-watch.ts'
 import { invoiceBatchCallbackJob } from './invoice-batch-callback.ts'
 import { invoicesExpireJob } from './invoices-expire.ts'
+import { invoicesAbandonedJob } from './invoices-abandoned.ts'
 import { captureForwardJob } from './capture-forward.ts'
 import { captureReplayJob } from './capture-replay.ts'
 import { capturesExpireJob } from './captures-expire.ts'
 import { captureForwardResumeJob } from './capture-forward-resume.ts'
 import { captureRecoverJob } from './capture-recover.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, captureForwardJob, captureReplayJob, capturesExpireJob, captureForwardResumeJob, captureRecoverJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, invoicesAbandonedJob, captureForwardJob, captureReplayJob, capturesExpireJob, captureForwardResumeJob, captureRecoverJob]

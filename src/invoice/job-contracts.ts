@@ -71,6 +71,9 @@ export const invoiceBatchCallbackContract = defineJobContract({
 /** Hourly removal of stored invoices, batches and Idempotency-Keys past retention. */
 export const invoicesExpireContract = defineJobContract({ queue: 'invoices-expire', schema: z.object({}) })
 
+/** Failing single invoices whose waiting request was abandoned (a scheduler, every 30 s). */
+export const invoicesAbandonedContract = defineJobContract({ queue: 'invoices-abandoned', schema: z.object({}) })
+
 /** Monthly pruning of usage counters older than a year. */
 export const usageResetContract = defineJobContract({ queue: 'usage-reset', schema: z.object({}) })
 
@@ -80,5 +83,6 @@ export const invoiceJobContracts = [
   invoiceBatchWatchContract,
   invoiceBatchCallbackContract,
   invoicesExpireContract,
+  invoicesAbandonedContract,
   usageResetContract,
 ]

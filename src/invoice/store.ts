@@ -107,6 +107,18 @@ export async function releaseIfFailed(db: Db, id: string): Promise<void> {
   if (doc?.account_id && doc.period) await release(db, doc.account_id, doc.period)
 }
 
+/**
+ * Single and demo invoices still open although created before `cutoff`: their request was
+ * abandoned (the API process waiting for them died, possibly before the job was even enqueued),
+ * so no one will fail them on a timeout. Fail them, which gives their quota unit back.
+ */
+export async function failAbandoned(db: Db, cutoff: Date, error: { status: number; message: string }): Promise<number> {
+  const open = await invoiceSlots(db).findAll({ kind: { $in: ['single', 'demo'] }, status: { $in: OPEN }, created_at: { $lt: cutoff } })
+  let n = 0
+  for (const doc of open) if (await markFailed(db, doc._id, error)) n++
+  return n
+}
+
 export async function getInvoice(db: Db, id: string): Promise<InvoiceDoc | null> {
   return invoices(db, id).findOne({ _id: id })
 }

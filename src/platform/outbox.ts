@@ -8,6 +8,7 @@ import { defineJobContract, enqueue, type JobContract } from './job.ts'
 import { logger } from './logger.ts'
 import type { IndexSpec } from './mongo.ts'
 import type { Platform } from './platform.ts'
+import { parseRedisTarget } from './redis-target.ts'
 
 interface OutboxDoc {
   _id: string // queue:jobId
@@ -23,11 +24,28 @@ export const outboxIndexes: IndexSpec = { collection: 'outbox', indexes: [{ key:
 
 const outbox = (db: Db) => db.collection<OutboxDoc>('outbox')
 
-/** The outbox sweep's own job: every minute (a scheduler), re-enqueue what is still recorded. */
+/** The outbox sweep's own job: every 10 s (a scheduler), re-enqueue what is still recorded. */
 export const outboxSweepContract = defineJobContract({
   queue: 'outbox-sweep',
   schema: z.object({ min_age_ms: z.number().int().min(0).optional() }),
 })
+
+/** How long a durable enqueue waits for a replica to acknowledge the job (Sentinel only). */
+const REPLICA_ACK_MS = 250
+const sentinelBacked = new WeakMap<Platform, boolean>()
+
+/**
+ * Whether the job just added is safe from a failover: behind Sentinel, Redis replicates
+ * asynchronously, and a job written to a master that is being demoted is lost with it. WAIT makes
+ * the replica acknowledge our writes first; without that the entry stays in the outbox and the
+ * sweep adds the job again (its id makes that harmless when the job did survive).
+ */
+async function replicated(platform: Platform): Promise<boolean> {
+  let sentinel = sentinelBacked.get(platform)
+  if (sentinel === undefined) sentinelBacked.set(platform, (sentinel = parseRedisTarget(platform.redisUrl).kind === 'sentinel'))
+  if (!sentinel) return true
+  return (await platform.redis.wait(1, REPLICA_ACK_MS)) >= 1
+}
 
 /**
  * Record, then enqueue; on enqueue failure the record stays for the sweep. Never throws for Redis.
@@ -47,6 +65,10 @@ export async function enqueueDurably<S extends z.ZodType>(
   await outbox(platform.db).insertOne({ _id, queue: contract.queue, job_id: jobId, payload: data, opts: jobOpts, created_at: clock.now(), attempts: 0 })
   try {
     await enqueue(platform, contract, data, { ...jobOpts, jobId })
+    if (!(await replicated(platform))) {
+      logger.warn({ queue: contract.queue, jobId }, 'no replica acknowledged the job; left in outbox')
+      return false
+    }
     await outbox(platform.db).deleteOne({ _id })
     return true
   } catch (err) {
@@ -66,6 +88,7 @@ export async function sweepOutbox(platform: Platform, contracts: JobContract[], 
     if (!def) continue
     try {
       await enqueue(platform, def, doc.payload, { ...doc.opts, jobId: doc.job_id })
+      if (!(await replicated(platform))) throw new Error('no replica acknowledged the job')
       await outbox(platform.db).deleteOne({ _id: doc._id })
       n++
     } catch {

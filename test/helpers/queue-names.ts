@@ -11,6 +11,7 @@ export const QueueName = {
   InvoiceBatchWatch: invoice.invoiceBatchWatchContract.queue,
   InvoiceBatchCallback: invoice.invoiceBatchCallbackContract.queue,
   InvoicesExpire: invoice.invoicesExpireContract.queue,
+  InvoicesAbandoned: invoice.invoicesAbandonedContract.queue,
   UsageReset: invoice.usageResetContract.queue,
   CaptureForward: webhooks.captureForwardContract.queue,
   CaptureReplay: webhooks.captureReplayContract.queue,
