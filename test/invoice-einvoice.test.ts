@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { account } from './helpers/invoice-batch.ts'
 import { CII_XSD, fullRequest, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
 
 describe('invoice API: e-invoice XML formats', () => {
@@ -15,8 +16,7 @@ describe('invoice API: e-invoice XML formats', () => {
   before(async () => {
     sys = await startSystem({ services: ['invoice'] })
     base = sys.url.invoice!
-    key = (await post(`${base}/signup`, { email: 'einvoice@example.com' })).json.api_key
-    await sys.platform.db.collection('accounts').updateOne({ email: 'einvoice@example.com' }, { $set: { plan: 'pro' } })
+    key = (await account(sys, 'pro')).key
   })
   after(async () => sys?.stop())
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { account } from './helpers/invoice-batch.ts'
 import { CII_XSD, fullRequest, pdfAttachments, pdfFonts, pdfRaw, xsdValidate } from './helpers/einvoice.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 
@@ -15,8 +16,7 @@ describe('invoice API: Factur-X', () => {
   before(async () => {
     sys = await startSystem({ services: ['invoice'] })
     base = sys.url.invoice!
-    key = (await post(`${base}/signup`, { email: 'facturx@example.com' })).json.api_key
-    await sys.platform.db.collection('accounts').updateOne({ email: 'facturx@example.com' }, { $set: { plan: 'pro' } })
+    key = (await account(sys, 'pro')).key
   })
   after(async () => sys?.stop())
 

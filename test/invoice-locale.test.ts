@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { account } from './helpers/invoice-batch.ts'
 import { fullRequest } from './helpers/einvoice.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 
@@ -29,8 +30,7 @@ describe('invoice PDF: locales, VAT breakdown, payment QR', () => {
   before(async () => {
     sys = await startSystem({ services: ['invoice'] })
     base = sys.url.invoice!
-    key = (await post(`${base}/signup`, { email: 'locale@example.com' })).json.api_key
-    await sys.platform.db.collection('accounts').updateOne({ email: 'locale@example.com' }, { $set: { plan: 'pro' } })
+    key = (await account(sys, 'pro')).key
   })
   after(async () => sys?.stop())
 
