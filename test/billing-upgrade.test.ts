@@ -3,15 +3,15 @@
 // Then the subscription ends → back to free. Every service that sells plans must serve billing:
 // one that stops is a failure here, not a skipped test.
 import assert from 'node:assert/strict'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/billing/plans.ts'
 import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './helpers/billing.ts'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { SERVICES } from '../src/services.ts'
+import { launchChromium } from './helpers/browser.ts'
 
-const CHROMIUM_FLAGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
 
 describe('billing: plan upgrade end to end', function () {
   this.timeout(120_000)
@@ -19,7 +19,7 @@ describe('billing: plan upgrade end to end', function () {
   let browser: Browser
   before(async () => {
     sys = await startSystem({ services: BILLED_SERVICES })
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

@@ -9,9 +9,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, post } from './helpers/http.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -82,10 +83,7 @@ describe('flags: OFREP web provider in Chromium, from another origin', function 
     api = sys.root.flags
     site = await serveSite(await bundleSdk())
     assert.notEqual(new URL(site.origin).port, new URL(api).port)
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict'
 import type Router from '@koa/router'
 import { Worker } from 'bullmq'
-import { chromium } from 'playwright-core'
 import { JOBS } from '../jobs/index.ts'
 import { SERVICES } from '../src/services.ts'
 import { createRedis } from '../src/platform/redis.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 const TOKEN = 'ops-test-admin-token-0123456789'
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
@@ -278,10 +278,7 @@ describe('ops: OpenAPI documents and the docs page', () => {
 
   it('a real browser renders every documented operation with no CSP violations', async function () {
     this.timeout(90_000)
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    const browser = await launchChromium()
     try {
       const page = await browser.newPage()
       const problems: string[] = []

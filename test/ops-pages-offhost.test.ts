@@ -3,7 +3,7 @@
 // token, the Stripe simulator's checkout page and the billing return pages) and every request it
 // makes is checked: only 127.0.0.1/localhost (and data:/blob:) may be asked for anything.
 import assert from 'node:assert/strict'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { SERVICES } from '../src/services.ts'
 import { ADMIN_CSP } from '../src/platform/ops/bull-board.ts'
 import { QueueName } from './helpers/queue-names.ts'
@@ -11,6 +11,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { checkout } from './helpers/billing.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 const TOKEN = 'offhost-admin-token-0123456789'
 const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]'])
@@ -27,10 +28,7 @@ describe('ops: no page makes a request off the host (Debian chromium)', function
 
   before(async () => {
     sys = await startSystem({ workers: false, env: { ADMIN_TOKEN: TOKEN } })
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } })
     context.on('request', (req) => {
       const url = new URL(req.url())

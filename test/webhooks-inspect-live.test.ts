@@ -2,10 +2,11 @@
 // "disconnected, reconnecting" state when the connection drops, and after reconnecting shows
 // what was captured meanwhile (Debian chromium through a proxy whose connections the test drops).
 import assert from 'node:assert/strict'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 describe('webhooks: inspection page live stream (Debian chromium)', function () {
   this.timeout(90_000)
@@ -15,10 +16,7 @@ describe('webhooks: inspection page live stream (Debian chromium)', function () 
   before(async () => {
     sys = await startSystem({ services: ['webhooks'], workers: false })
     proxy = await startTcpProxy(sys.root.webhooks)
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 const LONG_VALUE = 't=1732350000,v1=' + 'a1b2c3d4e5f6'.repeat(12) + ',v0=' + 'f'.repeat(64)
 
@@ -16,10 +17,7 @@ describe('webhooks: inspection page on a 390 px phone screen (Debian chromium)',
   let browser: Browser
   before(async () => {
     sys = await startSystem({ services: ['webhooks'], workers: false })
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { inspectCsp } from '../src/webhooks/inspect.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 describe('webhooks: inspection page (Debian chromium)', function () {
   this.timeout(90_000)
@@ -15,10 +16,7 @@ describe('webhooks: inspection page (Debian chromium)', function () {
     sys = await startSystem({ services: ['webhooks'], workers: false })
     key = await signup(sys)
     ep = await createEndpoint(sys, key, { name: '<b>my</b> endpoint' })
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

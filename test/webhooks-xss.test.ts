@@ -3,11 +3,12 @@
 // holds. Replays the reported attack in Chromium, then checks every response that carries
 // outsider-chosen bytes for the headers that keep it inert.
 import assert from 'node:assert/strict'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { UNTRUSTED_CSP } from '../src/webhooks/untrusted-response.ts'
+import { launchChromium } from './helpers/browser.ts'
 
 const STEAL = 'document.title="LEAK:"+JSON.stringify({s:sessionStorage,l:localStorage,c:document.cookie})'
 
@@ -23,10 +24,7 @@ describe('webhooks: captured and configured content never runs where keys live (
     victimKey = await signup(sys)
     victimEp = await createEndpoint(sys, victimKey, { name: 'victim' })
     attackerKey = await signup(sys, 'business')
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()
