@@ -121,6 +121,14 @@ const schema = z.object({
     .default('0,5000,300000,1800000,7200000,18000000,36000000'),
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
+  /**
+   * Key (32 bytes, base64) that seals stored signing secrets (flag-change webhooks) with AES-256-GCM
+   * (src/platform/secret-box.ts). Unset: a random key kept in the database seals them.
+   */
+  SECRETS_KEY: z
+    .string()
+    .refine((s) => Buffer.from(s, 'base64').length === 32, { error: 'must be 32 bytes, base64-encoded (openssl rand -base64 32)' })
+    .optional(),
 }).superRefine((c, ctx) => {
   // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in
   // the prefix would override it, and a tag for everything puts every queue on one shard.
