@@ -15,5 +15,8 @@ import { captureReplayJob } from './capture-replay.ts'
 import { capturesExpireJob } from './captures-expire.ts'
 import { captureForwardResumeJob } from './capture-forward-resume.ts'
 import { captureRecoverJob } from './capture-recover.ts'
+import { flagChangeDispatchJob } from './flag-change-dispatch.ts'
+import { flagWebhookDeliverJob } from './flag-webhook-deliver.ts'
+import { flagHistorySweepJob } from './flag-history-sweep.ts'
 
-export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, invoicesAbandonedJob, captureForwardJob, captureReplayJob, capturesExpireJob, captureForwardResumeJob, captureRecoverJob]
+export const JOBS: JobDefinition[] = [invoiceRenderJob, invoiceBatchRenderJob, usageResetJob, outboxSweepJob, paymentReconcileJob, invoiceBatchWatchJob, invoiceBatchCallbackJob, invoicesExpireJob, invoicesAbandonedJob, captureForwardJob, captureReplayJob, capturesExpireJob, captureForwardResumeJob, captureRecoverJob, flagChangeDispatchJob, flagWebhookDeliverJob, flagHistorySweepJob]

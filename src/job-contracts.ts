@@ -6,7 +6,8 @@ import { paymentReconcileContract } from './platform/billing/job-contracts.ts'
 import { outboxSweepContract } from './platform/outbox.ts'
 import { invoiceJobContracts } from './invoice/job-contracts.ts'
 import { webhooksJobContracts } from './webhooks/job-contracts.ts'
+import { flagsJobContracts } from './flags/job-contracts.ts'
 
-export const JOB_CONTRACTS: JobContract[] = [...invoiceJobContracts, ...webhooksJobContracts, paymentReconcileContract, outboxSweepContract]
+export const JOB_CONTRACTS: JobContract[] = [...invoiceJobContracts, ...webhooksJobContracts, ...flagsJobContracts, paymentReconcileContract, outboxSweepContract]
 
 export const ALL_QUEUES: string[] = JOB_CONTRACTS.map((c) => c.queue)

@@ -8,6 +8,7 @@ import { invoiceService } from './invoice/service.ts'
 import { flagsService } from './flags/service.ts'
 import { webhooksService } from './webhooks/service.ts'
 import { LAYOUT_COLLECTION } from './platform/partitioned.ts'
+import { SECRET_KEYS_COLLECTION } from './platform/secret-box.ts'
 
 export const SERVICES: ServiceDef[] = [invoiceService, flagsService, webhooksService]
 
@@ -35,5 +36,6 @@ export const ALL_COLLECTIONS = {
     'capture_bodies.files',
     'capture_bodies.chunks',
     LAYOUT_COLLECTION,
+    SECRET_KEYS_COLLECTION,
   ],
 }

@@ -15,6 +15,8 @@ import { flagsRouter } from './routes.ts'
 import { segmentsRouter } from './segment-routes.ts'
 import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
+import { historyRouter } from './history-routes.ts'
+import { webhooksRouter } from './webhook-routes.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
@@ -28,7 +30,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), webhooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
   return {

@@ -13,6 +13,8 @@ import type { FlagCache } from './flag-cache.ts'
 import { ENVIRONMENT_LIMITS, environmentLimit } from './plan-limits.ts'
 import { addEnvironment, getProject, PRODUCTION, rotateEnvironmentKey, type ProjectDoc } from './project-store.ts'
 import { projectParams, projectPathSchema } from './schema.ts'
+import { recordChange } from './audit.ts'
+import { environmentState, sdkKeyState } from './change-state.ts'
 
 export const ENVIRONMENT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/
 
@@ -46,7 +48,7 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
   router.post('/', auth, validate(createEnvironmentSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createEnvironmentSchema)
-    const r = await addEnvironment(db, account._id, params.id, body.name, ENVIRONMENT_LIMITS[account.plan])
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: body.name }, () => addEnvironment(db, account._id, params.id, body.name, ENVIRONMENT_LIMITS[account.plan]), (r) => (r.ok ? environmentState(r.project, body.name) : undefined))
     if (!r.ok) {
       if (r.reason === 'not_found') throw notFound('Project not found')
       throw r.reason === 'exists' ? conflict(`An environment named "${body.name}" already exists in this project`) : environmentLimit(account.plan)
@@ -59,7 +61,7 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
 
   router.post('/:name/sdk-key/rotate', auth, validate(environmentPathSchema), async (ctx) => {
     const { params } = input(ctx, environmentPathSchema)
-    const r = await rotateEnvironmentKey(db, accountOf(ctx)._id, params.id, params.name)
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'sdk_key', target: params.name }, () => rotateEnvironmentKey(db, accountOf(ctx)._id, params.id, params.name), (r) => (r ? sdkKeyState(r.project, params.name) : undefined))
     if (!r) throw notFound(params.name === PRODUCTION ? 'Rotate production\'s key with POST /api/v1/projects/{id}/sdk-key/rotate' : 'Environment not found')
     await cache.changed(r.project._id, { keys: true })
     const env = r.project.environments!.find((e) => e.name === params.name)!

@@ -17,3 +17,14 @@ export function environmentLimit(plan: Plan): HttpError {
   const max = ENVIRONMENT_LIMITS[plan]
   return new HttpError(403, `Plan limit reached: the ${plan} plan allows ${max} environments per project`, {}, { limit: 'environments_per_project', max, plan })
 }
+
+/** Days the audit history (and the webhook delivery log) is kept. */
+export const HISTORY_RETENTION_DAYS: Record<Plan, number> = { free: 7, starter: 30, pro: 90, business: 365 }
+
+/** Flag-change webhooks per project. */
+export const WEBHOOK_LIMITS: Record<Plan, number> = { free: 2, starter: 10, pro: 25, business: 100 }
+
+export function webhookLimit(plan: Plan): HttpError {
+  const max = WEBHOOK_LIMITS[plan]
+  return new HttpError(403, `Plan limit reached: the ${plan} plan allows ${max} webhooks per project`, {}, { limit: 'webhooks_per_project', max, plan })
+}

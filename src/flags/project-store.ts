@@ -19,6 +19,8 @@ export interface ProjectDoc {
   flag_count: number
   /** Segments held (plan limit, segment-store.ts); absent on documents written before segments. */
   segment_count?: number
+  /** Flag-change webhooks held (plan limit, webhook-store.ts); absent on documents written before them. */
+  webhook_count?: number
   version: number
   created_at: Date
   sdk_key_rotated_at?: Date

@@ -12,6 +12,8 @@ import type { FlagCache } from './flag-cache.ts'
 import { typeIssue } from './flag-types.ts'
 import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, updateFlag } from './flag-store.ts'
 import { missingSegments } from './segment-store.ts'
+import { recordChange } from './audit.ts'
+import { flagState, projectState, sdkKeyState } from './change-state.ts'
 import { environmentNames, PRODUCTION } from './project-store.ts'
 import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
 import {
@@ -115,7 +117,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   // clients that only speak PUT, as flags are updated with PUT.
   const updateOwnProject = async (ctx: Context) => {
     const { params, body } = input(ctx, updateProjectSchema)
-    const p = await updateProject(db, accountOf(ctx)._id, params.id, body)
+    const p = await recordChange(platform, ctx, { project_id: params.id, kind: 'project', target: params.id }, () => updateProject(db, accountOf(ctx)._id, params.id, body), (p) => (p ? projectState(p) : undefined))
     if (!p) throw notFound(PROJECT_NOT_FOUND)
     // Every replica reloads the project's snapshot, which carries its allowed origins.
     await cache.changed(p._id)
@@ -126,7 +128,8 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.post('/projects/:id/sdk-key/rotate', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    const rotated = params.id.length <= 64 ? await rotateSdkKey(db, accountOf(ctx)._id, params.id) : null
+    const rotate = async () => (params.id.length <= 64 ? rotateSdkKey(db, accountOf(ctx)._id, params.id) : null)
+    const rotated = await recordChange(platform, ctx, { project_id: params.id, kind: 'sdk_key', target: PRODUCTION }, rotate, (r) => (r ? sdkKeyState(r.project, PRODUCTION) : undefined))
     if (!rotated) throw notFound(PROJECT_NOT_FOUND)
     await cache.changed(rotated.project._id, { keys: true })
     ctx.body = { ...projectView(rotated.project), sdk_key: rotated.sdkKey }
@@ -145,7 +148,8 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const p = await ownProject(account._id, params.id)
     const env = environmentOf(p, query.environment)
     await requireSegments(p._id, body.rules)
-    const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
+    const create = () => createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
+    const r = await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: body.key }, create, (r) => (r.ok ? flagState(p, r.flag) : undefined))
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
@@ -173,7 +177,8 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const issue = typeIssue(current.type, body)
     if (issue) throw badRequest(issue)
     await requireSegments(p._id, body.rules)
-    const f = await updateFlag(db, p._id, params.key, body, env.name)
+    const update = () => updateFlag(db, p._id, params.key, body, env.name)
+    const f = await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, update, (f) => (f ? flagState(p, f) : undefined))
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)
     ctx.body = flagView(f, env.named)
@@ -182,7 +187,8 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.delete('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
     const { params } = input(ctx, flagPathSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
-    if (!(await deleteFlag(db, p._id, params.key))) throw notFound(FLAG_NOT_FOUND)
+    const remove = () => deleteFlag(db, p._id, params.key)
+    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, remove, (ok) => (ok ? null : undefined)))) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)
     ctx.status = 204
   })

@@ -12,6 +12,8 @@ import { flagsUsingSegment } from './flag-store.ts'
 import type { Condition } from './operators.ts'
 import { SEGMENT_LIMITS, segmentLimit } from './plan-limits.ts'
 import { bumpVersion, getProject } from './project-store.ts'
+import { recordChange } from './audit.ts'
+import { segmentState } from './change-state.ts'
 import { projectPathSchema } from './schema.ts'
 import { createSegmentSchema, segmentPathSchema, updateSegmentSchema } from './segment-schema.ts'
 import { createSegment, deleteSegment, getSegment, listSegments, segmentView, updateSegment } from './segment-store.ts'
@@ -43,7 +45,8 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createSegmentSchema)
     const p = await ownProject(account._id, params.id)
-    const r = await createSegment(db, p._id, { ...body, conditions: body.conditions as Condition[] }, SEGMENT_LIMITS[account.plan])
+    const create = () => createSegment(db, p._id, { ...body, conditions: body.conditions as Condition[] }, SEGMENT_LIMITS[account.plan])
+    const r = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: body.name }, create, (r) => (r.ok ? segmentState(r.segment) : undefined))
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A segment named "${body.name}" already exists in this project`) : segmentLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
@@ -62,7 +65,8 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
     const { params, body } = input(ctx, updateSegmentSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
     if (body.name !== undefined && body.name !== params.name) throw badRequest('name cannot be changed')
-    const s = await updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined })
+    const update = () => updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined })
+    const s = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, update, segmentState)
     if (!s) throw notFound(SEGMENT_NOT_FOUND)
     await changed(p._id)
     ctx.body = segmentView(s)
@@ -75,7 +79,8 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
     if (users.length > 0) {
       throw new HttpError(409, `Segment "${params.name}" is used by ${users.length === 1 ? 'flag' : 'flags'}: ${users.join(', ')}`, {}, { flags: users })
     }
-    if (!(await deleteSegment(db, p._id, params.name))) throw notFound(SEGMENT_NOT_FOUND)
+    const remove = () => deleteSegment(db, p._id, params.name)
+    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, remove, (ok) => (ok ? null : undefined)))) throw notFound(SEGMENT_NOT_FOUND)
     await changed(p._id)
     ctx.status = 204
   })
