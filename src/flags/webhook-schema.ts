@@ -7,11 +7,10 @@ import { FLAG_EVENT_TYPES } from './webhook-store.ts'
 export const MAX_WEBHOOK_URL = 2_048
 export const MAX_WEBHOOK_DESCRIPTION = 200
 
-const url = z
-  .string({ error: (i) => atField(i.input === undefined ? 'is required' : 'must be a string') })
-  .min(1)
-  .max(MAX_WEBHOOK_URL)
-const environment = z.string({ error: atField('must be a string') }).min(1).max(32)
+/** Only a wrong type gets this message; lengths keep the default ones. */
+const stringError = (i: { code?: string; input?: unknown }) => (i.code === 'invalid_type' ? atField(i.input === undefined ? 'is required' : 'must be a string') : undefined)
+const url = z.string({ error: stringError }).min(1).max(MAX_WEBHOOK_URL)
+const environment = z.string({ error: stringError }).min(1).max(32)
 const events = z
   .array(z.enum(FLAG_EVENT_TYPES, { error: atField(`must be one of: ${FLAG_EVENT_TYPES.join(', ')}`) }))
   .min(1)
