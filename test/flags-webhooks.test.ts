@@ -5,6 +5,8 @@
 // (private addresses refused when private targets are not allowed) and bad input.
 import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
+import { commitEntry, getEntry, insertPending } from '../src/flags/history-store.ts'
+import { sweepHistory } from '../src/flags/history-sweep.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
@@ -174,6 +176,24 @@ describe('flags: change webhooks', () => {
     assert.deepEqual(stagingChange.data.changes, [{ op: 'replace', path: '/environments/staging/enabled', value: true }])
   })
 
+  it('a committed change whose dispatch was lost (Redis down, process died) is dispatched by the history sweep', async () => {
+    const t = await flagsAccount(sys)
+    const rx = await target()
+    const h = await hook(t, { url: rx.url })
+    const db = sys.platform.db
+    const actor = { account_id: t.accountId, api_key: { id: '0'.repeat(16), hint: 'fb_test…' } }
+    const e = await insertPending(db, { project_id: t.projectId, account_id: t.accountId, kind: 'segment', target: 'lost', actor, before: null })
+    const after = { name: 'lost', description: '', conditions: [] }
+    await commitEntry(db, e, { type: 'segment.created', environment: null, after, changes: [], dispatch: 'pending' })
+    assert.equal((await sweepHistory(sys.platform, 0)).redispatched, 1)
+    await waitFor(() => rx.received.length === 1, 20_000, 'the lost event')
+    const ev = verified(rx.received[0]!, h.secret)
+    assert.equal(ev.data.change_id, e._id)
+    assert.deepEqual(ev.data.after, after)
+    await waitFor(async () => (await getEntry(db, t.projectId, e._id))?.dispatch === 'done', 20_000, 'marked dispatched')
+    assert.equal((await sweepHistory(sys.platform, 0)).redispatched, 0, 'dispatched once')
+  })
+
   it('event filter: a webhook gets only the types it listens for; a disabled one gets none', async () => {
     const t = await flagsAccount(sys, 'starter')
     const segOnly = await target()
@@ -265,7 +285,7 @@ describe('flags: change webhooks', () => {
 describe('flags: change webhooks when private targets are not allowed (the production default)', () => {
   let sys: TestSystem
   before(async () => {
-    sys = await startSystem({ services: ['flags'], workers: false, env: { OUTBOUND_ALLOW_PRIVATE: 'false' } })
+    sys = await startSystem({ services: ['flags'], env: { OUTBOUND_ALLOW_PRIVATE: 'false' } })
   })
   after(async () => {
     await sys?.stop()
@@ -280,5 +300,32 @@ describe('flags: change webhooks when private targets are not allowed (the produ
     const ok = await post(`${t.project}/webhooks`, { url: 'https://hooks.example.com/flags' }, { key: t.apiKey })
     assert.equal(ok.status, 201, ok.text)
     assertJsonError(await call('PATCH', `${t.project}/webhooks/${ok.json.id}`, { json: { url: 'http://127.0.0.1/' }, key: t.apiKey }), 400, 'url must point to a public address')
+  })
+
+  it('checks the address again at delivery: a stored URL that now points inside fails at once, and a manual retry fails the same way', async () => {
+    const t = await flagsAccount(sys)
+    const rx = await startTarget()
+    try {
+      const h = await post(`${t.project}/webhooks`, { url: 'https://hooks.example.com/flags' }, { key: t.apiKey })
+      // As if the URL had been accepted when private targets were allowed (or a name now resolves inside).
+      await sys.platform.db.collection('flag_webhooks').updateOne({ _id: h.json.id }, { $set: { url: `${rx.url}/inside` } })
+      await post(`${t.project}/flags`, { key: 'blocked' }, { key: t.apiKey })
+      const log = `${t.project}/webhooks/${h.json.id}/deliveries`
+      const d = await waitFor(async () => (await get(log, { key: t.apiKey })).json.deliveries.find((x: any) => x.state === 'failed'), 20_000, 'failed delivery')
+      assert.equal(d.attempt_count, 1, 'no retries for a refused address')
+      const one = (await get(`${log}/${d.id}`, { key: t.apiKey })).json
+      assert.equal(one.attempts[0].status, null)
+      assert.equal(one.attempts[0].error, 'address 127.0.0.1 is not allowed')
+      const r = await post(`${log}/${d.id}/retry`, undefined, { key: t.apiKey })
+      assert.equal(r.status, 202, r.text)
+      const again = await waitFor(async () => {
+        const x = (await get(`${log}/${d.id}`, { key: t.apiKey })).json
+        return x.state === 'failed' && x.attempts.length === 2 && x
+      }, 20_000, 'manual retry failed')
+      assert.deepEqual(again.attempts.map((a: any) => a.manual), [false, true])
+      assert.equal(rx.received.length, 0, 'nothing reached the private address')
+    } finally {
+      await rx.close()
+    }
   })
 })
