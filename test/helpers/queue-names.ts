@@ -4,6 +4,7 @@ import { paymentReconcileContract } from '../../src/platform/billing/job-contrac
 import { outboxSweepContract } from '../../src/platform/outbox.ts'
 import * as invoice from '../../src/invoice/job-contracts.ts'
 import * as webhooks from '../../src/webhooks/job-contracts.ts'
+import * as flags from '../../src/flags/job-contracts.ts'
 
 export const QueueName = {
   InvoiceRender: invoice.invoiceRenderContract.queue,
@@ -18,6 +19,9 @@ export const QueueName = {
   CapturesExpire: webhooks.capturesExpireContract.queue,
   CaptureForwardResume: webhooks.captureForwardResumeContract.queue,
   CaptureRecover: webhooks.captureRecoverContract.queue,
+  FlagChangeDispatch: flags.flagChangeDispatchContract.queue,
+  FlagWebhookDeliver: flags.flagWebhookDeliverContract.queue,
+  FlagHistorySweep: flags.flagHistorySweepContract.queue,
   PaymentReconcile: paymentReconcileContract.queue,
   OutboxSweep: outboxSweepContract.queue,
 } as const
