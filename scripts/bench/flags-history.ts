@@ -1,0 +1,126 @@
+// Audit history and flag-change webhooks benchmark. In one run, on this machine:
+//  1. the reference: GET /api/v1/projects/{id}/flags/{key} (the same management stack, no write);
+//  2. PUT of that flag, which now also writes its history entry (pending, then committed) and
+//     enqueues the webhook dispatch through the outbox: mean latency per block of updates as one
+//     project's history grows, the ratio of the last block to the first (a project's history lives
+//     in one slot of the partitioned collection; on the embedded engine a write costs more as its
+//     collection grows), and the ratio of PUT to the reference;
+//  3. change → signed event at a local receiver (one in-process worker): p50 and p99.
+// Appends its results to docs/benchmarks.md (replacing its own earlier section).
+//
+//   npm run bench:flags-history [-- --updates 1500 --events 100 --no-write]
+//
+// Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import { parseArgs } from 'node:util'
+import { flagsService } from '../../src/flags/service.ts'
+import { flagsJobContracts } from '../../src/flags/job-contracts.ts'
+import { listen } from '../../src/main.ts'
+import { setPlan, findAccountByKey } from '../../src/platform/accounts.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
+import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
+import { createPlatform } from '../../src/platform/platform.ts'
+import { ALL_INDEXES } from '../../src/services.ts'
+import { ALL_QUEUES } from '../../src/job-contracts.ts'
+import { startWorkers } from '../../workers/main.ts'
+import { writeBenchSection } from './lib/report.ts'
+import { runBench } from './lib/run.ts'
+
+const { values } = parseArgs({ options: { updates: { type: 'string', default: '1500' }, events: { type: 'string', default: '100' }, 'no-write': { type: 'boolean', default: false } } })
+const UPDATES = Number(values.updates)
+const EVENTS = Number(values.events)
+const BLOCKS = 6
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
+const ms = (x: number) => x.toFixed(1)
+
+async function timed(fn: () => Promise<Response>): Promise<number> {
+  const t0 = performance.now()
+  const r = await fn()
+  await r.arrayBuffer()
+  if (!r.ok) throw new Error(`HTTP ${r.status}`)
+  return performance.now() - t0
+}
+
+async function main() {
+  const stops: Array<() => Promise<void>> = []
+  const redisUrl = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url)))
+  const mongoUrl = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url)))
+  try {
+    const id = Date.now()
+    const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `bench_fh_${id}`, QUEUE_PREFIX: `bench_fh_${id}` })
+    const platform = await createPlatform({ config, redisUrl: redisUrl!, mongoUrl: mongoUrl!, indexes: ALL_INDEXES, queues: ALL_QUEUES })
+    const server = await listen(platform, flagsService, 0)
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
+    const signup = await (await fetch(`${base}/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `bench${id}@example.com` }) })).json()
+    await setPlan(platform.db, (await findAccountByKey(platform.db, 'flags', signup.api_key))!._id, 'business')
+    const project = `${base}/projects/${signup.project.id}`
+    const headers = { authorization: `Bearer ${signup.api_key}`, 'content-type': 'application/json' }
+    const rules = [{ conditions: [{ attribute: 'country', operator: 'in', value: ['DE', 'AT', 'CH'] }], value: 'true' }]
+    await fetch(`${project}/flags`, { method: 'POST', headers, body: JSON.stringify({ key: 'bench', enabled: true, rules }) })
+
+    // 1 + 2: GET (reference) and PUT alternate, so that both see the same machine.
+    const puts: number[] = []
+    const gets: number[] = []
+    for (let i = 0; i < UPDATES; i++) {
+      gets.push(await timed(() => fetch(`${project}/flags/bench`, { headers })))
+      puts.push(await timed(() => fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `v${i}` }) })))
+    }
+    const size = Math.floor(UPDATES / BLOCKS)
+    const blocks = Array.from({ length: BLOCKS }, (_, b) => ({ from: b * size, put: mean(puts.slice(b * size, (b + 1) * size)), get: mean(gets.slice(b * size, (b + 1) * size)) }))
+    for (const b of blocks) console.log(`history ${b.from}–${b.from + size}: PUT ${ms(b.put)} ms, GET ${ms(b.get)} ms`)
+
+    // 3: change → event at a receiver, one change at a time.
+    const workers = await startWorkers(platform, { queues: flagsJobContracts.map((c) => c.queue) })
+    let onEvent: (() => void) | null = null
+    const rx = http.createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        res.end()
+        onEvent?.()
+      })
+    })
+    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
+    await fetch(`${project}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/` }) })
+    const lat: number[] = []
+    for (let i = 0; i < EVENTS; i++) {
+      const got = new Promise<void>((r) => (onEvent = r))
+      const t0 = performance.now()
+      await fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `e${i}` }) })
+      await got
+      lat.push(performance.now() - t0)
+    }
+    console.log(`change → event: p50 ${ms(pct(lat, 50))} ms, p99 ${ms(pct(lat, 99))} ms`)
+    await workers.close(2_000)
+    rx.close()
+    server.close()
+    await platform.close()
+
+    const first = blocks[0]!
+    const last = blocks.at(-1)!
+    const ref = mean(gets)
+    const section = [
+      '## Flag audit history and change webhooks (`npm run bench:flags-history`)',
+      '',
+      `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} at the end; ` +
+        `${process.env.MONGO_URL ? 'MongoDB' : 'embedded engine'}, one API process, sequential requests. Reference: GET of the same flag, alternating with the PUTs.`,
+      '',
+      '| one project\'s history | PUT (ms, mean) | GET reference (ms) | PUT / GET |',
+      '|---|---|---|---|',
+      ...blocks.map((b) => `| ${b.from}–${b.from + size} entries | ${ms(b.put)} | ${ms(b.get)} | ${(b.put / b.get).toFixed(1)} |`),
+      '',
+      `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (the growth of one project's history slot); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
+      `- Change → signed event at a local receiver (${EVENTS} changes, one at a time, one worker): p50 **${ms(pct(lat, 50))} ms**, p99 ${ms(pct(lat, 99))} ms.`,
+    ].join('\n')
+    console.log(`\n${section}`)
+    if (!values['no-write']) writeBenchSection(section)
+  } finally {
+    for (const s of stops.reverse()) await s().catch(() => undefined)
+  }
+}
+
+runBench(main)
