@@ -2,9 +2,9 @@
 //  1. the reference: GET /api/v1/projects/{id}/flags/{key} (the same management stack, no write);
 //  2. PUT of that flag, which now also writes its history entry (pending, then committed) and
 //     enqueues the webhook dispatch through the outbox: mean latency per block of updates as one
-//     project's history grows, the ratio of the last block to the first (a project's history lives
-//     in one slot of the partitioned collection; on the embedded engine a write costs more as its
-//     collection grows), and the ratio of PUT to the reference;
+//     project's history grows, the ratio of the last block to the first (entries are spread over
+//     the slots of the partitioned collection by id; on the embedded engine a write costs more as
+//     its collection grows), the ratio of PUT to the reference, and the time of a history page;
 //  3. change → signed event at a local receiver (one in-process worker): p50 and p99.
 // Appends its results to docs/benchmarks.md (replacing its own earlier section).
 //
@@ -74,6 +74,15 @@ async function main() {
     const blocks = Array.from({ length: BLOCKS }, (_, b) => ({ from: b * size, put: mean(puts.slice(b * size, (b + 1) * size)), get: mean(gets.slice(b * size, (b + 1) * size)) }))
     for (const b of blocks) console.log(`history ${b.from}–${b.from + size}: PUT ${ms(b.put)} ms, GET ${ms(b.get)} ms`)
 
+    // A page of history asks every slot of the partitioned collection and merges the answers.
+    const pages: number[] = []
+    const pageRefs: number[] = []
+    for (let i = 0; i < 20; i++) {
+      pageRefs.push(await timed(() => fetch(`${project}/flags/bench`, { headers })))
+      pages.push(await timed(() => fetch(`${project}/flags/bench/history?limit=50`, { headers })))
+    }
+    console.log(`history page (50 entries of ${UPDATES}): ${ms(mean(pages))} ms, GET flag ${ms(mean(pageRefs))} ms`)
+
     // 3: change → event at a receiver, one change at a time.
     const workers = await startWorkers(platform, { queues: flagsJobContracts.map((c) => c.queue) })
     let onEvent: (() => void) | null = null
@@ -113,7 +122,8 @@ async function main() {
       '|---|---|---|---|',
       ...blocks.map((b) => `| ${b.from}–${b.from + size} entries | ${ms(b.put)} | ${ms(b.get)} | ${(b.put / b.get).toFixed(1)} |`),
       '',
-      `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (the growth of one project's history slot); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
+      `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (growth with the history: entries spread over 64 slots by id); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
+      `- A page of history (\`GET …/flags/{key}/history?limit=50\` with ${UPDATES} entries; every slot is asked and the answers merged): ${ms(mean(pages))} ms, ${(mean(pages) / mean(pageRefs)).toFixed(1)} × the GET of the flag.`,
       `- Change → signed event at a local receiver (${EVENTS} changes, one at a time, one worker): p50 **${ms(pct(lat, 50))} ms**, p99 ${ms(pct(lat, 99))} ms.`,
     ].join('\n')
     console.log(`\n${section}`)

@@ -2,8 +2,10 @@
 // its change as `pending`, committed after it with the state after and the diff, and removed when
 // the change fails; a pending entry whose request died is settled by the history sweep from the
 // stored state (resolvePending). So a stored change always has its entry, and a refused one none.
-// The collection grows with every change: it is partitioned by project (partitioned.ts; 32 slots
-// on the embedded engine, one plain collection on MongoDB) and kept to the plan's retention.
+// The collection grows with every change: it is partitioned by entry id (partitioned.ts; 64 slots
+// on the embedded engine, one plain collection on MongoDB), so that even one busy project's
+// entries spread over every slot, and it is kept to the plan's retention. A listing asks every
+// slot for its newest entries and merges them.
 import type { Db } from 'mongodb'
 import type { Operation } from 'rfc6902'
 import { clock } from '../platform/clock.ts'
@@ -48,7 +50,7 @@ export const HISTORY_COLLECTION = 'flag_history'
 export const historyIndexes: IndexSpec[] = [
   {
     collection: HISTORY_COLLECTION,
-    partitions: 32,
+    partitions: 64,
     indexes: [
       { key: { project_id: 1, _id: -1 }, name: 'project_newest' },
       { key: { project_id: 1, kind: 1, target: 1, _id: -1 }, name: 'target_newest' },
@@ -67,26 +69,27 @@ export function newChangeId(ms = clock.nowMs()): string {
 export async function insertPending(db: Db, doc: Omit<HistoryDoc, '_id' | 'state' | 'at'>): Promise<HistoryDoc> {
   const now = clock.now()
   const entry: HistoryDoc = { _id: newChangeId(now.getTime()), ...doc, state: 'pending', at: now }
-  await history(db).of(doc.project_id).insertOne(entry)
+  await history(db).of(entry._id).insertOne(entry)
   return entry
 }
 
 export async function dropPending(db: Db, e: HistoryDoc): Promise<void> {
-  await history(db).of(e.project_id).deleteOne({ _id: e._id, state: 'pending' })
+  await history(db).of(e._id).deleteOne({ _id: e._id, state: 'pending' })
 }
 
 export async function commitEntry(db: Db, e: HistoryDoc, set: Pick<HistoryDoc, 'type' | 'environment' | 'after' | 'changes' | 'dispatch' | 'settled_by_sweep'>): Promise<boolean> {
   const clean = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined))
-  const r = await history(db).of(e.project_id).updateOne({ _id: e._id, state: 'pending' }, { $set: { ...clean, state: 'committed' } })
+  const r = await history(db).of(e._id).updateOne({ _id: e._id, state: 'pending' }, { $set: { ...clean, state: 'committed' } })
   return r.modifiedCount === 1
 }
 
 export async function getEntry(db: Db, projectId: string, id: string): Promise<HistoryDoc | null> {
-  return history(db).of(projectId).findOne({ _id: id })
+  if (id.length > 64) return null
+  return history(db).of(id).findOne({ _id: id, project_id: projectId })
 }
 
 export async function markDispatched(db: Db, projectId: string, id: string): Promise<void> {
-  await history(db).of(projectId).updateOne({ _id: id }, { $set: { dispatch: 'done' } })
+  await history(db).of(id).updateOne({ _id: id, project_id: projectId }, { $set: { dispatch: 'done' } })
 }
 
 /** Committed entries, newest first, older than `before` (the cursor). */
@@ -100,7 +103,7 @@ export async function listEntries(
   if (opts.target !== undefined) filter.target = opts.target
   if (opts.type) filter.type = opts.type
   if (opts.before) filter._id = { $lt: opts.before }
-  return history(db).of(projectId).find(filter).sort({ _id: -1 }).limit(opts.limit).toArray()
+  return history(db).findSorted(filter, '_id', -1, opts.limit)
 }
 
 export function entryView(e: HistoryDoc) {

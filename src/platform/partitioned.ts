@@ -72,6 +72,17 @@ export class Partitioned<T extends Document> {
     return out
   }
 
+  /**
+   * The first `limit` matching documents of every slot together, in `sort` order of one field
+   * (each slot is asked for its own first `limit`, then the answers are merged): for logical
+   * collections whose documents are spread by their own id, where a listing has to ask every slot.
+   */
+  async findSorted(filter: Filter<T>, field: keyof T & string, direction: 1 | -1, limit: number): Promise<T[]> {
+    const parts = await Promise.all(this.all().map((c) => c.find(filter).sort({ [field]: direction } as never).limit(limit).toArray() as Promise<T[]>))
+    const all = parts.flat().sort((a, b) => (a[field] < b[field] ? -direction : a[field] > b[field] ? direction : 0))
+    return all.slice(0, limit)
+  }
+
   async countDocuments(filter: Filter<T> = {}): Promise<number> {
     let n = 0
     for (const c of this.all()) n += await c.countDocuments(filter)
