@@ -122,7 +122,7 @@ async function main() {
       '|---|---|---|---|',
       ...blocks.map((b) => `| ${b.from}–${b.from + size} entries | ${ms(b.put)} | ${ms(b.get)} | ${(b.put / b.get).toFixed(1)} |`),
       '',
-      `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (growth with the history: entries spread over 64 slots by id); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
+      `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (growth with the history: entries spread over 32 slots by id); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
       `- A page of history (\`GET …/flags/{key}/history?limit=50\` with ${UPDATES} entries; every slot is asked and the answers merged): ${ms(mean(pages))} ms, ${(mean(pages) / mean(pageRefs)).toFixed(1)} × the GET of the flag.`,
       `- Change → signed event at a local receiver (${EVENTS} changes, one at a time, one worker): p50 **${ms(pct(lat, 50))} ms**, p99 ${ms(pct(lat, 99))} ms.`,
     ].join('\n')

@@ -2,7 +2,7 @@
 // its change as `pending`, committed after it with the state after and the diff, and removed when
 // the change fails; a pending entry whose request died is settled by the history sweep from the
 // stored state (resolvePending). So a stored change always has its entry, and a refused one none.
-// The collection grows with every change: it is partitioned by entry id (partitioned.ts; 64 slots
+// The collection grows with every change: it is partitioned by entry id (partitioned.ts; 32 slots
 // on the embedded engine, one plain collection on MongoDB), so that even one busy project's
 // entries spread over every slot, and it is kept to the plan's retention. A listing asks every
 // slot for its newest entries and merges them.
@@ -50,7 +50,7 @@ export const HISTORY_COLLECTION = 'flag_history'
 export const historyIndexes: IndexSpec[] = [
   {
     collection: HISTORY_COLLECTION,
-    partitions: 64,
+    partitions: 32,
     indexes: [
       { key: { project_id: 1, _id: -1 }, name: 'project_newest' },
       { key: { project_id: 1, kind: 1, target: 1, _id: -1 }, name: 'target_newest' },

@@ -73,14 +73,36 @@ export class Partitioned<T extends Document> {
   }
 
   /**
-   * The first `limit` matching documents of every slot together, in `sort` order of one field
-   * (each slot is asked for its own first `limit`, then the answers are merged): for logical
-   * collections whose documents are spread by their own id, where a listing has to ask every slot.
+   * The first `limit` matching documents of all slots together, in `sort` order of one unique
+   * field: for logical collections whose documents are spread by their own id, where a listing
+   * has to ask every slot. Each slot is asked for a small share first and again (from where it
+   * stopped) only while its next documents could still be among the first `limit`, so a page reads
+   * about `limit` documents, not `limit` per slot.
    */
   async findSorted(filter: Filter<T>, field: keyof T & string, direction: 1 | -1, limit: number): Promise<T[]> {
-    const parts = await Promise.all(this.all().map((c) => c.find(filter).sort({ [field]: direction } as never).limit(limit).toArray() as Promise<T[]>))
-    const all = parts.flat().sort((a, b) => (a[field] < b[field] ? -direction : a[field] > b[field] ? direction : 0))
-    return all.slice(0, limit)
+    const share = Math.max(4, Math.ceil((2 * limit) / this.slots))
+    const before = (a: unknown, b: unknown) => (direction === -1 ? (a as any) > (b as any) : (a as any) < (b as any))
+    const fetched: T[][] = this.all().map(() => [])
+    const open = new Set(this.all().map((_, i) => i))
+    const page = (i: number) => {
+      const last = fetched[i]!.at(-1)
+      const range = last === undefined ? {} : { [field]: { [direction === -1 ? '$lt' : '$gt']: last[field] } }
+      const f = (last === undefined ? filter : { $and: [filter, range] }) as Filter<T>
+      return this.at(i).find(f).sort({ [field]: direction } as never).limit(share).toArray() as Promise<T[]>
+    }
+    let ask = [...open]
+    for (;;) {
+      const got = await Promise.all(ask.map(page))
+      ask.forEach((i, j) => {
+        fetched[i]!.push(...got[j]!)
+        if (got[j]!.length < share) open.delete(i)
+      })
+      const merged = fetched.flat().sort((a, b) => (before(a[field], b[field]) ? -1 : before(b[field], a[field]) ? 1 : 0))
+      const edge = merged.length >= limit ? merged[limit - 1]![field] : undefined
+      // A slot may hold more of the page while its last fetched document still sorts before the page's last one.
+      ask = [...open].filter((i) => edge === undefined || before(fetched[i]!.at(-1)![field], edge))
+      if (ask.length === 0) return merged.slice(0, limit)
+    }
   }
 
   async countDocuments(filter: Filter<T> = {}): Promise<number> {
