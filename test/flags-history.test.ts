@@ -5,6 +5,7 @@
 // settled by the sweep; retention by plan.
 import assert from 'node:assert/strict'
 import { sweepHistory } from '../src/flags/history-sweep.ts'
+import { recordChange } from '../src/flags/audit.ts'
 import { history, insertPending } from '../src/flags/history-store.ts'
 import { flagState } from '../src/flags/change-state.ts'
 import { getProject } from '../src/flags/project-store.ts'
@@ -181,6 +182,25 @@ describe('flags: audit history', () => {
     assert.equal(h.json.history[0].id, applied._id)
     assert.deepEqual(h.json.history[0].changes, [{ op: 'replace', path: '/environments/production/enabled', value: true }])
     assert.equal(await history(db).of(lost._id).findOne({ _id: lost._id }), null)
+  })
+
+  it('a change whose store call failed after writing keeps its entry pending until the sweep commits it', async () => {
+    const t = await flagsAccount(sys)
+    await post(`${t.project}/flags`, { key: 'lost-answer' }, { key: t.apiKey })
+    const db = sys.platform.db
+    const account = (await db.collection('accounts').findOne({ _id: t.accountId as any }))!
+    const ctx = { state: { account }, get: (h: string) => (h === 'authorization' ? `Bearer ${t.apiKey}` : '') } as any
+    // The write reaches the store, then the answer is lost.
+    const apply = async () => {
+      await updateFlag(db, t.projectId, 'lost-answer', { enabled: true } as any)
+      throw new Error('connection lost')
+    }
+    await assert.rejects(recordChange(sys.platform, ctx, { project_id: t.projectId, kind: 'flag', target: 'lost-answer' }, apply, () => undefined), /connection lost/)
+    assert.equal((await historyOf(t, 'lost-answer')).json.history.length, 1, 'a pending entry is not listed')
+    assert.equal((await sweepHistory(sys.platform, 0)).settled, 1)
+    const h = await historyOf(t, 'lost-answer')
+    assert.deepEqual(h.json.history.map((e: any) => e.type), ['flag.updated', 'flag.created'])
+    assert.equal(h.json.history[0].actor.api_key.hint, `${t.apiKey.slice(0, 7)}…`)
   })
 
   it('keeps history for the plan: 7 days on free, 30 on starter', async () => {

@@ -1,9 +1,9 @@
 // Recording a change in the audit history in the same logical operation as the change itself:
 // the entry is written first (pending, with the state before), then the change is made, then the
 // entry is committed with the state after and the diff, and a change that webhooks hear of is
-// handed to the dispatch job through the outbox. A change that fails or is refused removes its
-// entry; one that changes nothing records nothing. If the process dies between the change and
-// the commit, the history sweep settles the entry from the stored state (settlePending).
+// handed to the dispatch job through the outbox. A change that is refused removes its entry; one
+// that changes nothing records nothing. If the process dies, or the store fails, between the
+// change and the commit, the history sweep settles the entry from the stored state (settlePending).
 import type { Context } from 'koa'
 import { createPatch } from 'rfc6902'
 import { bearerToken, accountOf } from '../platform/http/auth.ts'
@@ -53,13 +53,9 @@ export async function recordChange<T>(
   if (!project) return apply()
   const before = await readState(db, project, t.kind, t.target)
   const entry = await insertPending(db, { project_id: project._id, account_id: actor.account_id, kind: t.kind, target: t.target, actor, before })
-  let result: T
-  try {
-    result = await apply()
-  } catch (err) {
-    await dropPending(db, entry).catch(() => undefined)
-    throw err
-  }
+  // If apply throws (a lost connection, a timeout), the change may or may not be stored: the
+  // entry stays pending and the sweep settles it from what is stored.
+  const result = await apply()
   const state = after(result)
   if (state === undefined || sameState(before, state)) {
     await dropPending(db, entry)
