@@ -1,8 +1,9 @@
-// Checking a URL a user gives for the platform to call later (flag-change webhooks): http(s), no
-// credentials, a host; and, unless private targets are allowed (local development and tests;
-// never with NODE_ENV=production unless OUTBOUND_ALLOW_PRIVATE says so), no loopback, private or
-// link-local literal and no `localhost`. Names are resolved and checked again at every delivery by
-// the safe fetch, so a name that later resolves to a private address is refused then.
+// Checking a URL a user gives for the platform to call later (capture forwarding, flag-change
+// webhooks): http(s), no credentials, a host; and, unless private targets are allowed (local
+// development and tests; never with NODE_ENV=production unless OUTBOUND_ALLOW_PRIVATE says so), no
+// loopback, private or link-local literal and no `localhost`. Names are resolved and checked again
+// at every delivery by the safe fetch, so a name that later resolves to a private address is
+// refused then.
 import { badRequest } from './http/errors.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from './safe-fetch.ts'
 

@@ -7,11 +7,11 @@ import { createAccount, signupSchema, type Account } from '../platform/accounts.
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { clock } from '../platform/clock.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
-import { badRequest, conflict, forbidden, notFound } from '../platform/http/errors.ts'
+import { conflict, forbidden, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { randomId } from '../platform/ids.ts'
 import type { Platform } from '../platform/platform.ts'
-import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/safe-fetch.ts'
+import { checkOutboundUrl } from '../platform/outbound-url.ts'
 import { getBody } from './body-store.ts'
 import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts, listCaptures } from './captures.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
@@ -33,21 +33,6 @@ const REQUEST_NOT_FOUND = 'Request not found'
 function limitsOf(account: Pick<Account, 'plan'>) {
   const l = WEBHOOKS_LIMITS[account.plan]
   return { endpoints: l.endpoints, requests_per_day: l.requests_per_day, retention_hours: l.retention_hours }
-}
-
-/** A URL that outbound calls may target: shape always, literal private addresses unless allowed. */
-function checkOutboundUrl(field: string, raw: string, allowPrivate: boolean): string {
-  let url: URL
-  try {
-    url = checkUrlShape(raw)
-  } catch (err) {
-    throw badRequest(`${field} ${(err as OutboundError).message.replace(/^URL /, '')}`)
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (/^[\d.:a-f]+$/i.test(host) && !isPublicAddress(host)))) {
-    throw badRequest(`${field} must point to a public address`)
-  }
-  return url.href
 }
 
 export function webhooksRouter(platform: Platform): Router {
