@@ -10,7 +10,8 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { typeIssue } from './flag-types.ts'
-import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, updateFlag } from './flag-store.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, stateIn, updateFlag } from './flag-store.ts'
+import { allocateSplits } from './variant-allocation.ts'
 import { missingSegments } from './segment-store.ts'
 import { environmentNames, PRODUCTION } from './project-store.ts'
 import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './project-store.ts'
@@ -145,7 +146,8 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const p = await ownProject(account._id, params.id)
     const env = environmentOf(p, query.environment)
     await requireSegments(p._id, body.rules)
-    const r = await createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
+    const splits = allocateSplits(undefined, body.rules, body.fallthrough)
+    const r = await createFlag(db, p._id, { ...body, rules: splits.rules!, fallthrough: splits.fallthrough ?? undefined }, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
@@ -173,7 +175,10 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const issue = typeIssue(current.type, body)
     if (issue) throw badRequest(issue)
     await requireSegments(p._id, body.rules)
-    const f = await updateFlag(db, p._id, params.key, body, env.name)
+    // Each split keeps its buckets: a change of weights moves only the users it must. Computed from
+    // the state read above; a concurrent update in between makes this one count from that older state.
+    const splits = allocateSplits(stateIn(current, env.name), body.rules, body.fallthrough)
+    const f = await updateFlag(db, p._id, params.key, { ...body, rules: splits.rules, fallthrough: splits.fallthrough }, env.name)
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)
     ctx.body = flagView(f, env.named)
