@@ -97,6 +97,12 @@ describe('flags: sticky variant allocation', () => {
   it('buckets that do not cover the weights (a hand-edited document) are ignored: the contiguous layout serves', () => {
     const bad = [{ ...v('a', 50), buckets: [[0, 4_000]] as [number, number][] }, { ...v('b', 50), buckets: [[4_000, 10_000]] as [number, number][] }]
     assert.deepEqual(assign(bad), assign([v('a', 50), v('b', 50)]))
+    // Sizes right, but overlapping (and leaving 9000-9999 to no one).
+    const overlap = [{ ...v('a', 50), buckets: [[0, 5_000]] as [number, number][] }, { ...v('b', 50), buckets: [[4_000, 9_000]] as [number, number][] }]
+    assert.deepEqual(assign(overlap), assign([v('a', 50), v('b', 50)]))
+    // A valid scattered allocation is used as stored.
+    const scattered = [{ ...v('a', 50), buckets: [[5_000, 10_000]] as [number, number][] }, { ...v('b', 50), buckets: [[0, 5_000]] as [number, number][] }]
+    assert.deepEqual(assign(scattered), assign([v('b', 50), v('a', 50)]))
   })
 })
 

@@ -50,20 +50,28 @@ export function rangesOf(variants: readonly Variant[]): Ranges[] {
   return contiguous(bp)
 }
 
-/** Every bucket owned exactly once, each variant owning exactly its weight. */
+/** Every bucket owned exactly once, each variant owning exactly its weight (checked on every compile: ranges, not buckets). */
 function isCover(all: Ranges[], bp: number[]): boolean {
-  const seen = new Uint8Array(BUCKETS)
+  const flat: [number, number][] = []
   for (const [i, rs] of all.entries()) {
     let n = 0
     for (const r of rs) {
+      if (!Array.isArray(r) || r.length !== 2) return false
       const [s, e] = r
       if (!Number.isInteger(s) || !Number.isInteger(e) || s < 0 || e > BUCKETS || s >= e) return false
-      for (let b = s; b < e; b++) if (seen[b]++) return false
+      flat.push([s, e])
       n += e - s
     }
     if (n !== bp[i]) return false
   }
-  return true
+  // Sorted by start, the ranges must tile 0..BUCKETS: no gap, no overlap.
+  flat.sort((x, y) => x[0] - y[0])
+  let at = 0
+  for (const [s, e] of flat) {
+    if (s !== at) return false
+    at = e
+  }
+  return at === BUCKETS
 }
 
 function toRanges(buckets: number[]): Ranges {
