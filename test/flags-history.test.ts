@@ -218,4 +218,30 @@ describe('flags: audit history', () => {
     await sweepHistory(sys.platform)
     assert.equal((await historyOf(starter, 'kept')).json.history.length, 0, 'starter drops 31-day-old entries')
   })
+  it('records an environment rename and deletion in the project feed', async () => {
+    const t = await flagsAccount(sys, 'business')
+    assert.equal((await post(`${t.project}/environments`, { name: 'staging' }, { key: t.apiKey })).status, 201)
+    assert.equal((await call('PATCH', `${t.project}/environments/staging`, { json: { name: 'stage' }, key: t.apiKey })).status, 200)
+    assert.equal((await del(`${t.project}/environments/stage`, t.apiKey)).status, 204)
+    // Refused: production cannot go; nothing recorded for it.
+    assert.equal((await del(`${t.project}/environments/production`, t.apiKey)).status, 409)
+    const r = await feed(t, '?kind=environment')
+    assert.equal(r.status, 200, r.text)
+    assert.deepEqual(r.json.history.map((e: any) => [e.type, e.target]), [['environment.deleted', 'stage'], ['environment.updated', 'staging'], ['environment.created', 'staging']])
+    const [deleted, renamed] = r.json.history
+    assert.deepEqual(renamed.changes, [{ op: 'replace', path: '/name', value: 'stage' }])
+    assert.equal(renamed.before.name, 'staging')
+    assert.equal(deleted.after, null)
+    assert.equal(deleted.before.name, 'stage')
+  })
+
+  it('shows variants without their internal bucket allocation', async () => {
+    const t = await flagsAccount(sys, 'business')
+    const variants = (a: number, b: number) => [{ name: 'a', weight: a, value: 'A' }, { name: 'b', weight: b, value: 'B' }]
+    assert.equal((await post(`${t.project}/flags`, { key: 'exp', type: 'string', default_value: 'x', fallthrough: { variants: variants(50, 50) } }, { key: t.apiKey })).status, 201)
+    assert.equal((await put(`${t.project}/flags/exp`, { fallthrough: { variants: variants(30, 70) } }, t.apiKey)).status, 200)
+    const [updated] = (await historyOf(t, 'exp')).json.history
+    assert.deepEqual(updated.after.environments.production.fallthrough, { variants: variants(30, 70) })
+    assert.deepEqual(updated.changes.map((c: any) => c.path).sort(), ['/environments/production/fallthrough/variants/0/weight', '/environments/production/fallthrough/variants/1/weight'])
+  })
 })

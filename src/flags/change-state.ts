@@ -9,6 +9,7 @@ import { getFlag, stateIn, type FlagDoc } from './flag-store.ts'
 import { environmentNames, PRODUCTION, type ProjectDoc } from './project-store.ts'
 import { getSegment, type SegmentDoc } from './segment-store.ts'
 import { getWebhook, type WebhookDoc } from './webhook-store.ts'
+import { variantView } from './variant-allocation.ts'
 
 /** Kinds of resources whose changes are recorded. */
 export const CHANGE_KINDS = ['flag', 'segment', 'project', 'environment', 'sdk_key', 'webhook'] as const
@@ -25,7 +26,10 @@ export function flagState(p: ProjectDoc, f: FlagDoc | null) {
   const environments: Record<string, unknown> = {}
   for (const name of environmentNames(p)) {
     const st = stateIn(f, name)
-    environments[name] = { enabled: st.enabled, default_value: st.default_value, rules: st.rules, ...(st.fallthrough ? { fallthrough: st.fallthrough } : {}) }
+    // Variants without their buckets, as the API shows them (variant-allocation.ts keeps them internal).
+    const rules = st.rules.map((r) => (r.variants ? { ...r, variants: r.variants.map(variantView) } : r))
+    const fallthrough = st.fallthrough ? { fallthrough: { ...st.fallthrough, variants: st.fallthrough.variants.map(variantView) } } : {}
+    environments[name] = { enabled: st.enabled, default_value: st.default_value, rules, ...fallthrough }
   }
   return plain({ key: f.key, name: f.name, ...(f.type !== undefined ? { type: f.type } : {}), environments })
 }

@@ -1,30 +1,54 @@
 // Environments of a project: GET/POST /api/v1/projects/{id}/environments and
-// POST /api/v1/projects/{id}/environments/{name}/sdk-key/rotate. Each environment has its own SDK
+// POST /api/v1/projects/{id}/environments/{name}/sdk-key/rotate, PATCH (rename) and DELETE of
+// /api/v1/projects/{id}/environments/{name} (not production). Each environment has its own SDK
 // key (shown once); `production` is the project's own key (rotated by /sdk-key/rotate). Flags'
 // definitions are shared; their enabled state, rules and default are per environment
 // (`?environment=` on the flag endpoints).
 import Router from '@koa/router'
+import type { Context } from 'koa'
 import { z } from 'zod'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
-import { conflict, notFound } from '../platform/http/errors.ts'
+import { conflict, HttpError, notFound } from '../platform/http/errors.ts'
 import { atField, input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { ENVIRONMENT_LIMITS, environmentLimit } from './plan-limits.ts'
-import { addEnvironment, getProject, PRODUCTION, rotateEnvironmentKey, type ProjectDoc } from './project-store.ts'
+import { addEnvironment, environmentNames, getProject, PRODUCTION, rotateEnvironmentKey, type ProjectDoc } from './project-store.ts'
+import { clearEnvironmentStates, deleteEnvironment, renameEnvironment, type EnvironmentChange } from './environment-changes.ts'
 import { projectParams, projectPathSchema } from './schema.ts'
 import { recordChange } from './audit.ts'
 import { environmentState, sdkKeyState } from './change-state.ts'
 
 export const ENVIRONMENT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/
 
+const environmentName = z
+  .string({ error: (i) => (i.input === undefined ? atField('is required') : atField('must be a string')) })
+  .regex(ENVIRONMENT_NAME_RE, { error: atField('must be 1-32 characters of lowercase letters, digits, "_" and "-"') })
 const createEnvironmentSchema = z.object({
   params: projectParams,
-  body: z.strictObject({
-    name: z.string().regex(ENVIRONMENT_NAME_RE, { error: atField('must be 1-32 characters of lowercase letters, digits, "_" and "-"') }),
-  }),
+  body: z.strictObject({ name: environmentName }),
 })
-const environmentPathSchema = z.object({ params: z.object({ id: z.string(), name: z.string() }) })
+const environmentParams = z.object({ id: z.string(), name: z.string() })
+const environmentPathSchema = z.object({ params: environmentParams })
+const renameEnvironmentSchema = z.object({ params: environmentParams, body: z.strictObject({ name: environmentName }) })
+
+const PRODUCTION_FIXED = 'The production environment cannot be renamed or deleted: the project\'s own SDK key and the flag endpoints without ?environment= act on it'
+
+/** The HTTP answer of a refused rename or delete. */
+function refusal(r: Exclude<EnvironmentChange, { ok: true }>, to?: string): HttpError {
+  switch (r.reason) {
+    case 'project_not_found':
+      return notFound('Project not found')
+    case 'not_found':
+      return notFound('Environment not found')
+    case 'production':
+      return conflict(PRODUCTION_FIXED)
+    case 'exists':
+      return conflict(`An environment named "${to}" already exists in this project`)
+  }
+}
+
+const envView = (p: ProjectDoc, name: string) => environmentsView(p).find((e) => e.name === name)!
 
 function environmentsView(p: ProjectDoc) {
   return [
@@ -48,6 +72,11 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
   router.post('/', auth, validate(createEnvironmentSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createEnvironmentSchema)
+    // Flag states left under this name by an environment deleted or renamed in a step that failed
+    // halfway (environment-changes.ts) must not become the new environment's rules.
+    const p = await getProject(db, account._id, params.id)
+    if (!p) throw notFound('Project not found')
+    if (!environmentNames(p).includes(body.name)) await clearEnvironmentStates(db, p._id, body.name)
     const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: body.name }, () => addEnvironment(db, account._id, params.id, body.name, ENVIRONMENT_LIMITS[account.plan]), (r) => (r.ok ? environmentState(r.project, body.name) : undefined))
     if (!r.ok) {
       if (r.reason === 'not_found') throw notFound('Project not found')
@@ -66,6 +95,31 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
     await cache.changed(r.project._id, { keys: true })
     const env = r.project.environments!.find((e) => e.name === params.name)!
     ctx.body = { name: env.name, sdk_key: r.sdkKey, sdk_key_hint: env.sdk_key_hint, created_at: env.created_at.toISOString() }
+  })
+
+  // Rename: the SDK key stays the same and now evaluates under the new name; flag states move with it.
+  const rename = async (ctx: Context) => {
+    const { params, body } = input(ctx, renameEnvironmentSchema)
+    // Recorded under the old name, its state after naming the new one (a diff of `/name`).
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, () => renameEnvironment(db, accountOf(ctx)._id, params.id, params.name, body.name), (r) => {
+      const after = r.ok ? environmentState(r.project, body.name) : null
+      return after ?? undefined
+    })
+    if (!r.ok) throw refusal(r, body.name)
+    // Cached keys name the environment they evaluate: they are dropped with the project.
+    await cache.changed(r.project._id, { keys: true })
+    ctx.body = envView(r.project, body.name)
+  }
+  router.patch('/:name', auth, validate(renameEnvironmentSchema), rename)
+  router.put('/:name', auth, validate(renameEnvironmentSchema), rename)
+
+  // Delete: its SDK key stops working on every replica within about 1 s, and its flag states go.
+  router.delete('/:name', auth, validate(environmentPathSchema), async (ctx) => {
+    const { params } = input(ctx, environmentPathSchema)
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, () => deleteEnvironment(db, accountOf(ctx)._id, params.id, params.name), (r) => (r.ok ? null : undefined))
+    if (!r.ok) throw refusal(r)
+    await cache.changed(r.project._id, { keys: true })
+    ctx.status = 204
   })
 
   return router

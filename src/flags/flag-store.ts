@@ -9,6 +9,7 @@ import { releaseFlagSlot, reserveFlagSlot } from './project-store.ts'
 import type { FlagDefinition, FlagType, Rule, Split } from './rules.ts'
 import type { CreateFlagBody, UpdateFlagBody } from './schema.ts'
 import { PRODUCTION } from './project-store.ts'
+import { variantView } from './variant-allocation.ts'
 
 /** A flag's state in one non-production environment (production's is the document's own fields). */
 export interface FlagEnvironmentState {
@@ -56,6 +57,7 @@ export function stateIn(f: FlagDoc, environment: string): Omit<FlagEnvironmentSt
 }
 
 /**
+ * Variants are shown without their buckets (internal: variant-allocation.ts).
  * `type` and `fallthrough` appear only when set, and `environment` only when one was named, so a
  * seed flag's view is as it always was.
  */
@@ -68,8 +70,8 @@ export function flagView(f: FlagDoc, environment?: string) {
     enabled: st.enabled,
     ...(f.type !== undefined ? { type: f.type } : {}),
     default_value: st.default_value,
-    rules: st.rules,
-    ...(st.fallthrough ? { fallthrough: st.fallthrough } : {}),
+    rules: st.rules.map((r) => (r.variants ? { ...r, variants: r.variants.map(variantView) } : r)),
+    ...(st.fallthrough ? { fallthrough: { ...st.fallthrough, variants: st.fallthrough.variants.map(variantView) } } : {}),
     created_at: f.created_at.toISOString(),
     updated_at: f.updated_at.toISOString(),
   }

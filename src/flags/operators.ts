@@ -120,6 +120,26 @@ export function invalidValue(c: Condition): string | null {
 }
 
 type Test = (x: string) => boolean
+
+// Characters that stand for themselves in RE2 syntax outside a class (no escapes, no metacharacters).
+const LITERAL_CHAR = /[A-Za-z0-9 _\-@\/:=,;'"!%&~<>#]/
+
+/**
+ * The literal text every match of `pattern` starts the value with, when the pattern begins with
+ * `^` and then plain characters (`^qa-`, `^https://`); `whole` when the pattern is nothing more.
+ * Conservative: any `|` (an alternative could escape the anchor), a case-insensitive condition or
+ * an inline flag gives null. A quantifier after the run takes its last character back out.
+ */
+export function anchoredLiteral(pattern: string): { prefix: string; whole: boolean } | null {
+  if (pattern[0] !== '^' || pattern.includes('|')) return null
+  let end = 1
+  while (end < pattern.length && LITERAL_CHAR.test(pattern[end]!)) end++
+  let prefix = pattern.slice(1, end)
+  const next = pattern[end]
+  if (next === '?' || next === '*' || next === '+' || next === '{') prefix = prefix.slice(0, -1)
+  if (prefix === '') return null
+  return { prefix, whole: end === pattern.length }
+}
 export type Matcher = (ctx: { readonly [attribute: string]: string | undefined }) => boolean
 
 const lower = (s: string) => s.toLowerCase()
@@ -187,7 +207,12 @@ function valueTest(flagKey: string, c: Condition): { test: Test; missing: boolea
     case 'matches': {
       const re = compileRegex(c.value, ci)
       // A search, as Unleash's REGEX: anchor with ^ and $ to match the whole value.
-      return { test: memo((x) => re.matcher(x).find()), missing: false }
+      const search = memo((x) => re.matcher(x).find())
+      const lit = ci ? null : anchoredLiteral(c.value)
+      if (!lit) return { test: search, missing: false }
+      // `^qa-`: a value without the prefix cannot match, and needs neither the memo nor the regex.
+      const { prefix, whole } = lit
+      return { test: whole ? (x) => x.startsWith(prefix) : (x) => x.startsWith(prefix) && search(x), missing: false }
     }
     case 'gt':
     case 'gte':
@@ -267,6 +292,8 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
     const v = c.value
     return (ctx) => ctx[a] === v
   }
+  const direct = directMatcher(c)
+  if (direct) return direct
   const { test, missing } = valueTest(flagKey, c)
   if (c.negate === true) {
     const absent = !missing
@@ -284,5 +311,84 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
   return (ctx) => {
     const x = ctx[a]
     return x !== undefined && test(x)
+  }
+}
+
+/**
+ * The plain operators as one closure each, with no inner test function: a rule's loop calls
+ * conditions of many kinds from one place, where V8 cannot inline, so each extra call level costs.
+ * Only the case-sensitive, non-negated forms (the common ones); the rest go through valueTest.
+ */
+function directMatcher(c: Condition): Matcher | null {
+  if (c.case_insensitive === true || c.negate === true) return null
+  const a = c.attribute
+  switch (c.operator) {
+    case 'in': {
+      const set = new Set(c.value)
+      return (ctx) => {
+        const x = ctx[a]
+        return x !== undefined && set.has(x)
+      }
+    }
+    case 'not_in': {
+      const set = new Set(c.value)
+      return (ctx) => {
+        const x = ctx[a]
+        return x === undefined || !set.has(x)
+      }
+    }
+    case 'starts_with':
+    case 'ends_with': {
+      if (typeof c.value !== 'string' && c.value.length !== 1) return null
+      const v = typeof c.value === 'string' ? c.value : c.value[0]!
+      if (c.operator === 'starts_with') {
+        return (ctx) => {
+          const x = ctx[a]
+          return x !== undefined && x.startsWith(v)
+        }
+      }
+      return (ctx) => {
+        const x = ctx[a]
+        return x !== undefined && x.endsWith(v)
+      }
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const v = c.value
+      // NaN compares false with everything: a value that is not a number never matches.
+      if (c.operator === 'gt') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) > v }
+      if (c.operator === 'gte') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) >= v }
+      if (c.operator === 'lt') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) < v }
+      return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) <= v }
+    }
+    default:
+      return null
+  }
+}
+
+/**
+ * A rough cost class of evaluating a condition: plain comparisons 0, a hash 1, a memo lookup
+ * (and on a miss a parse or a regex run) 2. A rule's conditions are ANDed and pure, so testing
+ * the cheap ones first gives the same answer and skips the dear ones for users who miss anyway.
+ */
+export function conditionCost(c: Condition): number {
+  switch (c.operator) {
+    case 'percent':
+      return 1
+    case 'matches':
+    case 'semver_eq':
+    case 'semver_gt':
+    case 'semver_gte':
+    case 'semver_lt':
+    case 'semver_lte':
+    case 'in_cidr':
+      return 2
+    case 'before':
+    case 'after':
+      return c.attribute === NOW_ATTRIBUTE ? 0 : 2
+    default:
+      return 0
   }
 }

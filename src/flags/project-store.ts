@@ -175,7 +175,8 @@ export async function addEnvironment(
   throw new Error('environment creation kept racing')
 }
 
-async function replaceEnvironments(db: Db, p: ProjectDoc, list: EnvironmentDoc[]): Promise<ProjectDoc | null> {
+/** The project's environment list replaced whole, guarded by the list it was computed from; null when it changed meanwhile. */
+export async function replaceEnvironments(db: Db, p: ProjectDoc, list: EnvironmentDoc[]): Promise<ProjectDoc | null> {
   const guard = p.environments ? { environments: p.environments } : { environments: { $exists: false } }
   return projects(db).findOneAndUpdate({ _id: p._id, ...guard } as never, { $set: { environments: list }, $inc: { version: 1 } }, { returnDocument: 'after' })
 }

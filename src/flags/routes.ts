@@ -10,7 +10,8 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { typeIssue } from './flag-types.ts'
-import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, updateFlag } from './flag-store.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, stateIn, updateFlag } from './flag-store.ts'
+import { allocateSplits } from './variant-allocation.ts'
 import { missingSegments } from './segment-store.ts'
 import { recordChange } from './audit.ts'
 import { flagState, projectState, sdkKeyState } from './change-state.ts'
@@ -148,7 +149,9 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const p = await ownProject(account._id, params.id)
     const env = environmentOf(p, query.environment)
     await requireSegments(p._id, body.rules)
-    const create = () => createFlag(db, p._id, body, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
+    const splits = allocateSplits(undefined, body.rules, body.fallthrough)
+    const stored = { ...body, rules: splits.rules!, fallthrough: splits.fallthrough ?? undefined }
+    const create = () => createFlag(db, p._id, stored, FLAGS_LIMITS[account.plan].flags_per_project, env.name)
     const r = await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: body.key }, create, (r) => (r.ok ? flagState(p, r.flag) : undefined))
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
@@ -177,7 +180,10 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const issue = typeIssue(current.type, body)
     if (issue) throw badRequest(issue)
     await requireSegments(p._id, body.rules)
-    const update = () => updateFlag(db, p._id, params.key, body, env.name)
+    // Each split keeps its buckets: a change of weights moves only the users it must. Computed from
+    // the state read above; a concurrent update in between makes this one count from that older state.
+    const splits = allocateSplits(stateIn(current, env.name), body.rules, body.fallthrough)
+    const update = () => updateFlag(db, p._id, params.key, { ...body, rules: splits.rules, fallthrough: splits.fallthrough }, env.name)
     const f = await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, update, (f) => (f ? flagState(p, f) : undefined))
     if (!f) throw notFound(FLAG_NOT_FOUND)
     await changed(p._id)

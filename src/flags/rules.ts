@@ -5,7 +5,7 @@
 // (or fallthrough split); a disabled flag serves "false" (flag-types.ts for typed flags) and skips
 // its rules. Operators and their missing-attribute rules: operators.ts.
 import { disabledValue, type FlagType } from './flag-types.ts'
-import { compileCondition, type Condition, type Matcher } from './operators.ts'
+import { compileCondition, conditionCost, type Condition, type Matcher } from './operators.ts'
 import { compileSplit, type Split, type Variant } from './variants.ts'
 
 export { OPERATORS, type Operator, type Condition } from './operators.ts'
@@ -85,9 +85,15 @@ function compileRule(flagKey: string, rule: Rule, segments: SegmentConditions): 
     if (!seg) return () => false
     conditions.push(...seg)
   }
-  const ms = conditions.map((c) => compileCondition(flagKey, c))
+  // Cheapest first (AND of pure conditions: same answer, fewer regex runs and memo lookups).
+  const ordered = conditions.map((c, i) => ({ c, i, cost: conditionCost(c) })).sort((x, y) => x.cost - y.cost || x.i - y.i)
+  const ms = ordered.map(({ c }) => compileCondition(flagKey, c))
   if (ms.length === 0) return () => true
   if (ms.length === 1) return ms[0]!
+  if (ms.length === 2) {
+    const [m0, m1] = ms as [Matcher, Matcher]
+    return (ctx) => m0(ctx) && m1(ctx)
+  }
   return (ctx) => {
     for (let i = 0; i < ms.length; i++) if (!ms[i]!(ctx)) return false
     return true

@@ -1,16 +1,20 @@
 // Weighted variants: a rule, or the flag's fallthrough, serves one of several named values split
 // by weight (e.g. 50/30/20). The user's bucket (murmur3 of "<flag key>:variants:" + the stickiness
 // attribute, 0..9999, the same hash as percent rollouts with its own prefix so that a user's
-// variant does not follow their rollout bucket) picks a variant by contiguous ranges laid out in
-// the listed order, like Unleash's variant normalisation: deterministic on every replica, and a
-// change of weights moves only the users whose range changed hands.
+// variant does not follow their rollout bucket) picks a variant by the variants' bucket ranges (laid out contiguously in the listed order when the split is new, then
+// kept with the flag: variant-allocation.ts), so a change of weights moves only the users it must.
 import { rolloutBuckets } from './percent-bucket.ts'
+import { basisPoints, rangesOf } from './variant-allocation.ts'
+
+export { basisPoints } from './variant-allocation.ts'
 
 export interface Variant {
   name: string
   /** Percent, up to two decimals; a split's weights sum to 100. */
   weight: number
   value: unknown
+  /** Buckets owned ([start, end) ranges of 0..9999), kept with the flag: variant-allocation.ts. */
+  buckets?: [number, number][]
 }
 
 export interface Split {
@@ -22,17 +26,6 @@ export interface Split {
 export const MAX_VARIANTS = 20
 export const DEFAULT_STICKINESS = ['targetingKey', 'user_id'] as const
 export const VARIANT_NAME_RE = /^[A-Za-z0-9._-]{1,64}$/
-
-/** Weights in basis points (hundredths of a percent); null when one has more than two decimals. */
-export function basisPoints(weights: number[]): number[] | null {
-  const out: number[] = []
-  for (const w of weights) {
-    const bp = Math.round(w * 100)
-    if (Math.abs(bp - w * 100) > 1e-6) return null
-    out.push(bp)
-  }
-  return out
-}
 
 /** Why a split cannot be served, or null; `field` names it in the message. */
 export function invalidSplit(variants: Variant[]): string | null {
@@ -58,17 +51,21 @@ export function variantBucketer(flagKey: string, stickiness: string | undefined)
   return (ctx) => bucket(ctx.targetingKey ?? ctx.user_id ?? '')
 }
 
-/** Picks one of `results` (one per variant, in order) by the user's bucket. */
+/** Picks one of `results` (one per variant, in order) by the user's bucket and the buckets each variant owns. */
 export function compileSplit<R>(flagKey: string, split: Split, results: R[]): (ctx: Ctx) => R {
   const bucketOf = variantBucketer(flagKey, split.stickiness)
-  const bp = basisPoints(split.variants.map((v) => v.weight))!
-  const ends: number[] = []
-  let acc = 0
-  for (const w of bp) ends.push((acc += w))
+  // Every owned range in bucket order: its end and its variant's result. A new split has one
+  // range per variant; each change of weights adds at most a few.
+  const ranges = rangesOf(split.variants)
+    .flatMap((rs, i) => rs.map(([s, e]) => ({ s, e, r: results[i]! })))
+    .sort((x, y) => x.s - y.s)
+  const ends = ranges.map((x) => x.e)
+  const rs = ranges.map((x) => x.r)
   const n = ends.length
   return (ctx) => {
     const b = bucketOf(ctx)
-    for (let i = 0; i < n - 1; i++) if (b < ends[i]!) return results[i]!
-    return results[n - 1]!
+    let i = 0
+    while (i < n - 1 && b >= ends[i]!) i++
+    return rs[i]!
   }
 }
