@@ -6,6 +6,7 @@ import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
+import { searchCaptures } from './capture-search.ts'
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
@@ -115,7 +116,8 @@ export async function capturesAfter(db: Db, token: string, opts: { after: number
   for (let block = blockOf(opts.after + 1); block <= blockOf(opts.top) && out.length < opts.limit; block++) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, opts.after + 1), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, opts.top) }
     if (id.$gte > id.$lte) continue
-    out.push(...(await captures(db).of(token, block).find({ ...filter, endpoint_id: token, id }).sort({ id: 1 }).limit(opts.limit - out.length).toArray()))
+    // endpoint_id and id before the filter: the embedded engine tests fields in order (capture-search.ts).
+    out.push(...(await captures(db).of(token, block).find({ endpoint_id: token, id, ...filter }).sort({ id: 1 }).limit(opts.limit - out.length).toArray()))
   }
   return out
 }
@@ -126,8 +128,9 @@ export async function getCapture(db: Db, token: string, id: number): Promise<Cap
 
 /**
  * Newest first; `before` pages to older requests, `after` polls for newer ones; `search` narrows
- * (search.ts). Walks the endpoint's blocks downward from its newest id (`top`, the endpoint's
- * seq), one query per block, until `limit` are found.
+ * (search.ts). Unfiltered, walks the endpoint's blocks downward from its newest id (`top`, the
+ * endpoint's seq), one query per block, until `limit` are found (one or two blocks hold a page);
+ * filtered, asks the slots in widening windows instead (capture-search.ts).
  */
 export async function listCaptures(
   db: Db,
@@ -138,10 +141,11 @@ export async function listCaptures(
   const out: CaptureDoc[] = []
   const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
   const lowest = opts.after !== undefined ? opts.after + 1 : 0
+  if (Object.keys(search).length) return searchCaptures(captures(db), CAPTURE_BLOCK, token, { limit: opts.limit, lowest, highest }, search)
   for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
     if (id.$gte > id.$lte) continue
-    const docs = await captures(db).of(token, block).find({ ...search, endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
     out.push(...docs)
   }
   return out
