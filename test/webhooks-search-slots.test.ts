@@ -1,9 +1,13 @@
 // Search across the slots of the partitioned capture collection (capture-search.ts): with more
 // blocks than slots (a slot holds several blocks of the endpoint) and with the one-slot layout of a
 // real MongoDB, every filter — broad, selective, combined, text, time range — pages newest first
-// with `before` and polls with `after` to exactly what the stored documents say, each id once.
+// with `before` and polls with `after` to exactly what the stored documents say, each id once;
+// first while the blocks are too new for search digests, then again once the digests of the sealed
+// blocks are built and prune (search-digest.ts).
 import assert from 'node:assert/strict'
+import { clock } from '../src/platform/clock.ts'
 import { CAPTURE_BLOCK, captures, type CaptureDoc } from '../src/webhooks/captures.ts'
+import { digestCache, SEALED_AFTER_MS } from '../src/webhooks/search-digest.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
@@ -57,7 +61,10 @@ for (const slots of [3, 1]) {
         assert.equal(perSlot.filter((n) => n > CAPTURE_BLOCK).length, 2, `two slots hold two blocks: ${perSlot}`)
       }
     })
-    after(() => sys?.stop())
+    after(async () => {
+      clock.reset()
+      await sys?.stop()
+    })
 
     const third = () => docs[Math.floor(N / 3)]!.received_at
     const twoThirds = () => docs[Math.floor((2 * N) / 3)]!.received_at
@@ -82,33 +89,65 @@ for (const slots of [3, 1]) {
       ],
     ]
 
-    for (const [label, qs, match] of cases) {
-      it(`${label}: pages with before to exactly the matching ids, newest first`, async () => {
-        const want = expected(match)
-        assert.ok(want.length > 0, 'the filter matches something')
-        const seen: number[] = []
-        let before: number | null = null
-        for (let i = 0; i < 200; i++) {
-          const p = await page(`${qs()}&limit=7${before !== null ? `&before=${before}` : ''}`)
-          seen.push(...p.ids)
-          before = p.next
-          if (before === null) break
-        }
-        assert.deepEqual(seen, want)
-        // One page as large as everything, and the whole range below a cursor in the middle of a block.
-        assert.deepEqual((await page(`${qs()}&limit=500`)).ids, want)
-        const cut = 2 * CAPTURE_BLOCK + 17
-        assert.deepEqual((await page(`${qs()}&limit=500&before=${cut}`)).ids, want.filter((id) => id < cut))
+    const checkEveryFilter = () => {
+      for (const [label, qs, match] of cases) {
+        it(`${label}: pages with before to exactly the matching ids, newest first`, async () => {
+          const want = expected(match)
+          assert.ok(want.length > 0, 'the filter matches something')
+          const seen: number[] = []
+          let before: number | null = null
+          for (let i = 0; i < 200; i++) {
+            const p = await page(`${qs()}&limit=7${before !== null ? `&before=${before}` : ''}`)
+            seen.push(...p.ids)
+            before = p.next
+            if (before === null) break
+          }
+          assert.deepEqual(seen, want)
+          // One page as large as everything, and the whole range below a cursor in the middle of a block.
+          assert.deepEqual((await page(`${qs()}&limit=500`)).ids, want)
+          const cut = 2 * CAPTURE_BLOCK + 17
+          assert.deepEqual((await page(`${qs()}&limit=500&before=${cut}`)).ids, want.filter((id) => id < cut))
+        })
+
+        it(`${label}: after returns the newest matches above the cursor, and between two cursors`, async () => {
+          const want = expected(match)
+          const after = CAPTURE_BLOCK - 3
+          assert.deepEqual((await page(`${qs()}&limit=5&after=${after}`)).ids, want.filter((id) => id > after).slice(0, 5))
+          const before = 3 * CAPTURE_BLOCK + 9
+          assert.deepEqual((await page(`${qs()}&limit=500&after=${after}&before=${before}`)).ids, want.filter((id) => id > after && id < before))
+        })
+      }
+    }
+
+    describe('blocks too new for digests: every block is searched', () => {
+      it('has no digest yet: a term no capture has is still looked for in every block', () => {
+        const mayHold = digestCache(sys.platform.db).pruner(token, docs[0]!.id, { q: 'zzqqxxjjvvkk' })
+        for (let b = 0; b <= Math.floor(docs[0]!.id / CAPTURE_BLOCK); b++) assert.equal(mayHold(b), true, `block ${b}`)
+      })
+      checkEveryFilter()
+    })
+
+    describe('sealed blocks with digests: blocks that cannot match are skipped', () => {
+      before(async () => {
+        // Every capture is now older than a request can last: all blocks below the newest are sealed.
+        clock.advance(SEALED_AFTER_MS + 1_000)
+        const cache = digestCache(sys.platform.db)
+        await cache.settled(token) // a build the first phase started (blocks not sealed then)
+        clock.advance(60_000) // past the rebuild interval
+        cache.pruner(token, docs[0]!.id, {})
+        await cache.settled(token)
       })
 
-      it(`${label}: after returns the newest matches above the cursor, and between two cursors`, async () => {
-        const want = expected(match)
-        const after = CAPTURE_BLOCK - 3
-        assert.deepEqual((await page(`${qs()}&limit=5&after=${after}`)).ids, want.filter((id) => id > after).slice(0, 5))
-        const before = 3 * CAPTURE_BLOCK + 9
-        assert.deepEqual((await page(`${qs()}&limit=500&after=${after}&before=${before}`)).ids, want.filter((id) => id > after && id < before))
+      it('rules out every sealed block for a term no capture has, and never the newest block', () => {
+        const mayHold = digestCache(sys.platform.db).pruner(token, docs[0]!.id, { q: 'zzqqxxjjvvkk' })
+        const top = Math.floor(docs[0]!.id / CAPTURE_BLOCK)
+        for (let b = 0; b < top; b++) assert.equal(mayHold(b), false, `sealed block ${b}`)
+        assert.equal(mayHold(top), true, 'the newest block has no higher block to seal it')
+        const rare = digestCache(sys.platform.db).pruner(token, docs[0]!.id, { header: [{ name: 'x-rare' }] })
+        for (const d of docs.filter((x) => 'x-rare' in x.headers)) assert.equal(rare(Math.floor(d.id / CAPTURE_BLOCK)), true, `block of ${d.id}`)
       })
-    }
+      checkEveryFilter()
+    })
 
     it('a filter that matches nothing returns an empty page with no cursor', async () => {
       assert.deepEqual(await page('header=x-none&limit=10'), { ids: [], next: null })

@@ -1,23 +1,26 @@
-// Filtered listing of an endpoint's captures, newest first, across the slots of the partitioned
-// capture collection. Walking the endpoint's blocks one query at a time (listCaptures) is right
-// for an unfiltered page (one or two blocks hold it) but costs one query per block of 128 for a
-// selective filter: ~800 queries at 100,000 captures. Here the search goes in widening id windows;
-// each window asks every slot its blocks map to once, in parallel, with the id range of the whole
-// window (a slot holds several blocks of the endpoint; the range picks exactly those in the
-// window), and merges the answers newest first. Since a window covers every id in its range, its
-// merged top is exact and the next window starts below it: `before`/`after` cursors stay exact.
-// A window that spans as many blocks as there are slots takes everything left at once (≤ one
-// query per slot), and on a one-slot layout (MongoDB) the first window already does: one indexed
-// query, the server's indexes (search.ts) doing the rest.
-import type { Filter } from 'mongodb'
-import type { Partitioned } from '../platform/partitioned.ts'
-import type { CaptureDoc } from './captures.ts'
+// Filtered listing of an endpoint's captures (GET …/requests and …/requests.har with filters),
+// newest first, across the slots of the partitioned capture collection. Walking the endpoint's
+// blocks one query each (listCaptures) suits an unfiltered page, which one or two blocks hold, but
+// a selective filter would cost a query per block of 128: ~800 at 100,000 captures, each a scan
+// of its whole slot on the embedded engine. Here:
+//  1. blocks whose search digest rules a match out are skipped (search-digest.ts);
+//  2. the remaining blocks are searched in widening windows, newest first; a window asks each
+//     slot its blocks map to once, in parallel, for its matches in those blocks, and merges them
+//     newest first. A window covers every candidate id in its range, so its merged top is exact
+//     and the next window starts below it: `before`/`after` cursors stay exact. On a one-slot
+//     layout (MongoDB) the first window is all of them: one indexed query (indexes: search.ts).
+import type { Db, Filter } from 'mongodb'
+import { CAPTURE_BLOCK, captures, listCaptures, type CaptureDoc } from './captures.ts'
+import { searchFilter, type SearchQuery } from './search.ts'
+import { digestCache } from './search-digest.ts'
 
 /** Slot queries of one search in flight at once (the connection pool is shared with captures). */
-const PARALLEL = 16
-/** The first window: as many blocks as an unfiltered page needs; each next one at least 4× wider. */
-const FIRST_WINDOW_BLOCKS = 1
+const PARALLEL = 24
+/** Candidate blocks in the first window (a broad filter's page is there); each next one ≥ 4× more. */
+const FIRST_WINDOW = 2
 const GROWTH = 4
+
+const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
 
 /** Run `tasks` with at most `n` in flight; results in task order. */
 async function bounded<T>(tasks: Array<() => Promise<T>>, n: number): Promise<T[]> {
@@ -33,46 +36,72 @@ async function bounded<T>(tasks: Array<() => Promise<T>>, n: number): Promise<T[
   return out
 }
 
+export interface ListOptions {
+  limit: number
+  before?: number
+  after?: number
+  /** The endpoint's newest request id (its seq). */
+  top: number
+}
+
+/** The page of captures of endpoint `token` that GET …/requests answers for `query`. */
+export async function findCaptures(db: Db, token: string, opts: ListOptions, query: SearchQuery): Promise<CaptureDoc[]> {
+  const search = searchFilter(query)
+  if (!Object.keys(search).length) return listCaptures(db, token, opts)
+  const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
+  const lowest = opts.after !== undefined ? opts.after + 1 : 0
+  const mayHold = digestCache(db).pruner(token, opts.top, query)
+  return searchCaptures(db, token, { limit: opts.limit, lowest, highest }, search, mayHold)
+}
+
 /**
  * Up to `limit` captures of endpoint `token` with `lowest ≤ id ≤ highest` that match `search`,
- * newest first: exactly the `limit` largest matching ids. `parts` is the capture collection, whose
- * slot of id is `parts.slotOf(token, ⌊id / block⌋)` (captures.ts).
+ * newest first: exactly the `limit` largest matching ids, provided `mayHold(block)` is true for
+ * every block that holds a match.
  */
 export async function searchCaptures(
-  parts: Partitioned<CaptureDoc>,
-  block: number,
+  db: Db,
   token: string,
   opts: { limit: number; lowest: number; highest: number },
   search: Filter<CaptureDoc>,
+  mayHold: (block: number) => boolean = () => true,
 ): Promise<CaptureDoc[]> {
-  const blockOf = (id: number) => Math.floor(id / block)
+  const parts = captures(db)
   const out: CaptureDoc[] = []
-  let hi = opts.highest
-  let width = FIRST_WINDOW_BLOCKS
-  while (hi >= opts.lowest && out.length < opts.limit) {
+  if (opts.highest < opts.lowest) return out
+  // The candidate blocks, newest first (a Bloom test each: microseconds).
+  const blocks: number[] = []
+  for (let b = blockOf(opts.highest); b >= blockOf(opts.lowest); b--) if (mayHold(b)) blocks.push(b)
+  // One slot (MongoDB): one query with the server's index does it all.
+  let width = parts.slots === 1 ? Infinity : FIRST_WINDOW
+  for (let i = 0; i < blocks.length && out.length < opts.limit; width *= GROWTH) {
     const need = opts.limit - out.length
-    const top = blockOf(hi)
-    let bottom = Math.max(blockOf(opts.lowest), top - width + 1)
-    // A window as wide as the slot count already asks every slot: take all that is left.
-    if (top - bottom + 1 >= parts.slots) bottom = blockOf(opts.lowest)
-    const lo = Math.max(opts.lowest, bottom * block)
-    const slots = new Set<number>()
-    for (let b = top; b >= bottom && slots.size < parts.slots; b--) slots.add(parts.slotOf(token, b))
-    // endpoint_id and the id range first: the embedded engine evaluates a filter's fields in order
+    // Few left: one window for all of them rather than one more round trip.
+    const window = blocks.slice(i, blocks.length - i <= 2 * width ? blocks.length : i + width)
+    i += window.length
+    const bySlot = new Map<number, Array<{ $gte: number; $lte: number }>>()
+    for (const b of window) {
+      const range = { $gte: Math.max(b * CAPTURE_BLOCK, opts.lowest), $lte: Math.min((b + 1) * CAPTURE_BLOCK - 1, opts.highest) }
+      const slot = parts.slotOf(token, b)
+      const ranges = bySlot.get(slot) ?? []
+      // Adjacent blocks in one slot (always, on one slot) make one range.
+      if (ranges.length && ranges.at(-1)!.$gte === range.$lte + 1) ranges.at(-1)!.$gte = range.$gte
+      else ranges.push(range)
+      bySlot.set(slot, ranges)
+    }
+    // endpoint_id and the id ranges first: the embedded engine tests a filter's fields in order
     // and stops at the first that fails, so other endpoints' and other blocks' documents cost a
     // string and a number comparison, not a regular expression.
-    const filter = { endpoint_id: token, id: { $gte: lo, $lte: hi }, ...search } as Filter<CaptureDoc>
+    const filterOf = (ranges: Array<{ $gte: number; $lte: number }>) =>
+      ({ endpoint_id: token, ...(ranges.length === 1 ? { id: ranges[0] } : { $or: ranges.map((id) => ({ id })) }), ...search }) as Filter<CaptureDoc>
+    // Each slot may answer up to `need`, of which only `need` in all are kept. That over-reads
+    // little: a window is entered only when the previous, a quarter its size, held fewer than
+    // `need` matches.
     const found = await bounded(
-      [...slots].map((s) => () => parts.at(s).find(filter).sort({ id: -1 }).limit(need).toArray()),
+      [...bySlot].map(([slot, ranges]) => () => parts.at(slot).find(filterOf(ranges)).sort({ id: -1 }).limit(need).toArray()),
       PARALLEL,
     )
-    const merged = found.flat().sort((a, b) => b.id - a.id)
-    out.push(...merged.slice(0, need))
-    // Grow by at least GROWTH, more when the hit rate so far says the page needs it.
-    const seen = (opts.highest - lo + 1) / block
-    const wanted = out.length ? Math.ceil(((opts.limit - out.length) * seen) / out.length) : 0
-    width = Math.max((top - bottom + 1) * GROWTH, wanted)
-    hi = lo - 1
+    out.push(...found.flat().sort((x, y) => y.id - x.id).slice(0, need))
   }
   return out
 }

@@ -6,7 +6,6 @@ import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
-import { searchCaptures } from './capture-search.ts'
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
@@ -128,9 +127,9 @@ export async function getCapture(db: Db, token: string, id: number): Promise<Cap
 
 /**
  * Newest first; `before` pages to older requests, `after` polls for newer ones; `search` narrows
- * (search.ts). Unfiltered, walks the endpoint's blocks downward from its newest id (`top`, the
- * endpoint's seq), one query per block, until `limit` are found (one or two blocks hold a page);
- * filtered, asks the slots in widening windows instead (capture-search.ts).
+ * (search.ts). Walks the endpoint's blocks downward from its newest id (`top`, the endpoint's
+ * seq), one query per block, until `limit` are found: right for an unfiltered page, which one or
+ * two blocks hold; GET …/requests searches with capture-search.ts instead.
  */
 export async function listCaptures(
   db: Db,
@@ -141,11 +140,10 @@ export async function listCaptures(
   const out: CaptureDoc[] = []
   const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
   const lowest = opts.after !== undefined ? opts.after + 1 : 0
-  if (Object.keys(search).length) return searchCaptures(captures(db), CAPTURE_BLOCK, token, { limit: opts.limit, lowest, highest }, search)
   for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
     if (id.$gte > id.$lte) continue
-    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id, ...search }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
     out.push(...docs)
   }
   return out
