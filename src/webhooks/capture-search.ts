@@ -16,11 +16,14 @@ import { digestCache } from './search-digest.ts'
 
 /** Slot queries of one search in flight at once (the connection pool is shared with captures). */
 const PARALLEL = 24
-/** Candidate blocks in the first window (a broad filter's page is there); each next one ≥ 4× more. */
+/** Candidate blocks in the first window (a broad filter's page is there); each next one up to 4× more. */
 const FIRST_WINDOW = 2
 const GROWTH = 4
 
 const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
+
+/** Slot queries made by filtered searches in this process (benchmarks). */
+export const searchStats = { searches: 0, queries: 0 }
 
 /** Run `tasks` with at most `n` in flight; results in task order. */
 async function bounded<T>(tasks: Array<() => Promise<T>>, n: number): Promise<T[]> {
@@ -68,13 +71,14 @@ export async function searchCaptures(
 ): Promise<CaptureDoc[]> {
   const parts = captures(db)
   const out: CaptureDoc[] = []
+  searchStats.searches++
   if (opts.highest < opts.lowest) return out
   // The candidate blocks, newest first (a Bloom test each: microseconds).
   const blocks: number[] = []
   for (let b = blockOf(opts.highest); b >= blockOf(opts.lowest); b--) if (mayHold(b)) blocks.push(b)
   // One slot (MongoDB): one query with the server's index does it all.
   let width = parts.slots === 1 ? Infinity : FIRST_WINDOW
-  for (let i = 0; i < blocks.length && out.length < opts.limit; width *= GROWTH) {
+  for (let i = 0; i < blocks.length && out.length < opts.limit; ) {
     const need = opts.limit - out.length
     // Few left: one window for all of them rather than one more round trip.
     const window = blocks.slice(i, blocks.length - i <= 2 * width ? blocks.length : i + width)
@@ -97,11 +101,16 @@ export async function searchCaptures(
     // Each slot may answer up to `need`, of which only `need` in all are kept. That over-reads
     // little: a window is entered only when the previous, a quarter its size, held fewer than
     // `need` matches.
+    searchStats.queries += bySlot.size
     const found = await bounded(
       [...bySlot].map(([slot, ranges]) => () => parts.at(slot).find(filterOf(ranges)).sort({ id: -1 }).limit(need).toArray()),
       PARALLEL,
     )
     out.push(...found.flat().sort((x, y) => y.id - x.id).slice(0, need))
+    // The next window: GROWTH times wider, or narrower when the matches per block so far say
+    // fewer blocks fill the page (with half again for luck).
+    const perBlock = out.length / i
+    width = Math.max(1, Math.min(width * GROWTH, perBlock > 0 ? Math.ceil((1.5 * (opts.limit - out.length)) / perBlock) : Infinity))
   }
   return out
 }
