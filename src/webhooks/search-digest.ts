@@ -28,8 +28,14 @@ export const SEALED_AFTER_MS = 6 * 60_000
 const REBUILD_MS = 30_000
 /** Sub-path prefixes are terms up to this length; a longer path_prefix is tested by its start. */
 const PREFIX_CHARS = 64
-/** A block with more distinct terms than this gets no digest (it is always read). */
-const MAX_TERMS = 200_000
+/**
+ * Body text of a block beyond this many characters (4 KiB a capture on average) is not digested:
+ * the block's digest then knows no text and never rules a block out for `q` (it still does for
+ * the other filters). Bounds the CPU and memory a digest costs.
+ */
+const TEXT_BUDGET = 512 * 1024
+/** Captures digested between two yields to the event loop (a build never holds it for long). */
+const YIELD_EVERY = 8
 const HASHES = 4
 const BITS_PER_TERM = 10
 /** Digest memory per API process. */
@@ -37,6 +43,8 @@ export const DIGEST_CACHE_BYTES = 64 * 1024 * 1024
 
 export interface Digest {
   bits: Uint8Array
+  /** Whether body text is in it (false: too much text in the block; `q` cannot rule it out). */
+  text: boolean
   /** received_at span of the block's captures (ms); an empty block has minAt > maxAt. */
   minAt: number
   maxAt: number
@@ -46,7 +54,7 @@ type SearchDoc = Pick<CaptureDoc, 'id' | 'method' | 'sub_path' | 'headers' | 'se
 
 const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
 
-function captureTerms(d: SearchDoc, add: (t: string) => void): void {
+function captureTerms(d: SearchDoc, text: boolean, add: (t: string) => void): void {
   add(`m ${d.method}`)
   const p = d.sub_path.slice(0, PREFIX_CHARS)
   for (let i = 1; i <= p.length; i++) add(`p ${p.slice(0, i)}`)
@@ -54,7 +62,7 @@ function captureTerms(d: SearchDoc, add: (t: string) => void): void {
     add(`h ${name}`)
     add(`v ${name}:${value}`)
   }
-  const t = d.search_text ?? ''
+  const t = text ? (d.search_text ?? '') : ''
   for (let i = 0; i + 3 <= t.length; i++) add(`t ${t.slice(i, i + 3)}`)
 }
 
@@ -78,13 +86,14 @@ function positions(term: string, bits: number): number[] {
   return Array.from({ length: HASHES }, (_, i) => ((h1 + Math.imul(i, h2)) >>> 0) & (bits - 1))
 }
 
-export function buildDigest(docs: SearchDoc[]): Digest | null {
+export async function buildDigest(docs: SearchDoc[]): Promise<Digest> {
   const terms = new Set<string>()
+  const text = docs.reduce((n, d) => n + (d.search_text?.length ?? 0), 0) <= TEXT_BUDGET
   let minAt = Infinity
   let maxAt = -Infinity
-  for (const d of docs) {
-    captureTerms(d, (t) => terms.add(t))
-    if (terms.size > MAX_TERMS) return null
+  for (const [i, d] of docs.entries()) {
+    if (i > 0 && i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
+    captureTerms(d, text, (t) => terms.add(t))
     minAt = Math.min(minAt, d.received_at.getTime())
     maxAt = Math.max(maxAt, d.received_at.getTime())
   }
@@ -92,7 +101,12 @@ export function buildDigest(docs: SearchDoc[]): Digest | null {
   while (bits < terms.size * BITS_PER_TERM) bits *= 2
   const out = new Uint8Array(bits / 8)
   for (const t of terms) for (const p of positions(t, bits)) out[p >>> 3]! |= 1 << (p & 7)
-  return { bits: out, minAt, maxAt }
+  return { bits: out, text, minAt, maxAt }
+}
+
+/** Whether a block with digest `dg` may hold a capture matching `q` (false: it certainly holds none). */
+export function digestMayHold(dg: Digest, q: SearchQuery): boolean {
+  return mayHold(dg, queryTerms(q), q.since, q.until)
 }
 
 function mayHold(dg: Digest, groups: string[][], since?: Date, until?: Date): boolean {
@@ -100,7 +114,7 @@ function mayHold(dg: Digest, groups: string[][], since?: Date, until?: Date): bo
   if (since && dg.maxAt < since.getTime()) return false
   if (until && dg.minAt >= until.getTime()) return false
   const bits = dg.bits.length * 8
-  const has = (t: string) => positions(t, bits).every((p) => dg.bits[p >>> 3]! & (1 << (p & 7)))
+  const has = (t: string) => (!dg.text && t.startsWith('t ')) || positions(t, bits).every((p) => dg.bits[p >>> 3]! & (1 << (p & 7)))
   return groups.every((g) => g.some(has))
 }
 
@@ -181,12 +195,13 @@ export class DigestCache {
         )
         .toArray()
       if (oldestAbove <= clock.nowMs() - SEALED_AFTER_MS) {
-        const dg = buildDigest(docs)
-        ep.blocks.set(b, dg)
-        const size = (dg?.bits.length ?? 0) + 64
-        ep.bytes += size
-        this.bytes += size
-        this.evict()
+        const dg = await buildDigest(docs)
+        const size = dg.bits.length + 64
+        // Over the budget even with every other endpoint dropped: the rest of this one stays undigested.
+        const fits = this.makeRoom(size, token)
+        ep.blocks.set(b, fits ? dg : null)
+        ep.bytes += fits ? size : 0
+        this.bytes += fits ? size : 0
       } else unsealed = true
       for (const d of docs) oldestAbove = Math.min(oldestAbove, d.received_at.getTime())
     }
@@ -194,12 +209,15 @@ export class DigestCache {
     ep.unsealed = unsealed
   }
 
-  private evict(): void {
+  /** Drop least recently used endpoints (never `keep`) until `size` more bytes fit; false if they cannot. */
+  private makeRoom(size: number, keep: string): boolean {
     for (const [token, ep] of this.endpoints) {
-      if (this.bytes <= this.budget || this.endpoints.size <= 1) return
+      if (this.bytes + size <= this.budget) break
+      if (token === keep) continue
       this.bytes -= ep.bytes
       this.endpoints.delete(token)
     }
+    return this.bytes + size <= this.budget
   }
 }
 
