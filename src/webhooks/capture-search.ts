@@ -76,8 +76,10 @@ export async function searchCaptures(
   // The candidate blocks, newest first (a Bloom test each: microseconds).
   const blocks: number[] = []
   for (let b = blockOf(opts.highest); b >= blockOf(opts.lowest); b--) if (mayHold(b)) blocks.push(b)
-  // One slot (MongoDB): one query with the server's index does it all.
-  let width = parts.slots === 1 ? Infinity : FIRST_WINDOW
+  // One slot (MongoDB): one query with the server's index does it all. When the digests ruled out
+  // most blocks, nearly every candidate holds a match: read a page's worth at once, not in rounds.
+  const total = blockOf(opts.highest) - blockOf(opts.lowest) + 1
+  let width = parts.slots === 1 ? Infinity : blocks.length * 2 < total ? Math.ceil(1.2 * opts.limit) : FIRST_WINDOW
   for (let i = 0; i < blocks.length && out.length < opts.limit; ) {
     const need = opts.limit - out.length
     // Few left: one window for all of them rather than one more round trip.
