@@ -83,7 +83,7 @@ export async function searchCaptures(
   for (let i = 0; i < blocks.length && out.length < opts.limit; ) {
     const need = opts.limit - out.length
     // Few left: one window for all of them rather than one more round trip.
-    const window = blocks.slice(i, blocks.length - i <= 2 * width ? blocks.length : i + width)
+    const window = blocks.slice(i, blocks.length - i <= 1.5 * width ? blocks.length : i + width)
     i += window.length
     const bySlot = new Map<number, Array<{ $gte: number; $lte: number }>>()
     for (const b of window) {
