@@ -207,7 +207,7 @@ for (const [label, qs, share] of filters) {
   if (Number.isNaN(reference)) reference = p50
   const perRun = (x: number) => fmt(x / RUNS)
   rows.push(
-    `| ${label} | ${share} | ${n} | **${fmt(p50)} ms** | ${fmt(p99)} ms | ${fmt(p50 / reference, 2)} | ${perRun(searchStats.queries - queries0)} | ${perRun(ownCpu() - cpu0)} + ${perRun(engineCpu() - engine0)} ms | ${p50 <= 50 ? 'met' : 'missed'} |`,
+    `| ${label} | ${share} | ${n} | **${fmt(p50)} ms** | ${fmt(p99)} ms | ${fmt(p50 / reference, 2)} | ${qs ? perRun(searchStats.queries - queries0) : '1–2 (block walk)'} | ${perRun(ownCpu() - cpu0)} + ${perRun(engineCpu() - engine0)} ms | ${p50 <= 50 ? 'met' : 'missed'} |`,
   )
 }
 const loadEnd = os.loadavg()
