@@ -15,7 +15,7 @@ import { searchFilter, type SearchQuery } from './search.ts'
 import { digestCache } from './search-digest.ts'
 
 /** Slot queries of one search in flight at once (the connection pool is shared with captures). */
-const PARALLEL = 24
+const PARALLEL = 16
 /** Candidate blocks in the first window (a broad filter's page is there); each next one up to 4× more. */
 const FIRST_WINDOW = 2
 const GROWTH = 4
