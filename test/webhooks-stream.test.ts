@@ -101,6 +101,23 @@ describe('webhooks: live stream', () => {
     assert.deepEqual(got.map((c) => c.body), ['n3', 'n4', 'n5', 'n6'])
   })
 
+  it('gives every stream open on one endpoint the same events in capture order (serialised once, shared), and none of another endpoint', async () => {
+    const key = await signup(sys)
+    const ep = await createEndpoint(sys, key)
+    const other = await createEndpoint(sys, key)
+    const streams = await Promise.all(Array.from({ length: 3 }, () => listen(sys.root.webhooks, ep.endpoint_id, key)))
+    const elsewhere = await listen(sys.root.webhooks, other.endpoint_id, key)
+    for (let i = 1; i <= 4; i++) await capture(ep.url, { body: `fan ${i}`, headers: { 'x-n': String(i) } })
+    await capture(other.url, { body: 'not for them' })
+    for (const s of streams) {
+      const got = await waitFor(() => captures(s).length >= 4 && captures(s), 10_000, 'four events on each stream')
+      assert.deepEqual(got.map((c) => [c.id, c.body, c.headers['x-n']]), [1, 2, 3, 4].map((n) => [n, `fan ${n}`, String(n)]))
+    }
+    const theirs = await waitFor(() => captures(elsewhere)[0], 10_000, 'the other endpoint\'s event')
+    assert.equal(theirs.body, 'not for them')
+    for (const s of streams) assert.equal(captures(s).length, 4, 'no event of another endpoint')
+  })
+
   it('works across API replicas: a capture taken by replica A reaches a stream on replica B', async () => {
     replica = await startSystem({ services: ['webhooks'], workers: false, env: { MONGO_DB: sys.env.MONGO_DB!, QUEUE_PREFIX: sys.env.QUEUE_PREFIX! } })
     assert.notEqual(replica.root.webhooks, sys.root.webhooks)

@@ -115,7 +115,8 @@ export async function capturesAfter(db: Db, token: string, opts: { after: number
   for (let block = blockOf(opts.after + 1); block <= blockOf(opts.top) && out.length < opts.limit; block++) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, opts.after + 1), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, opts.top) }
     if (id.$gte > id.$lte) continue
-    out.push(...(await captures(db).of(token, block).find({ ...filter, endpoint_id: token, id }).sort({ id: 1 }).limit(opts.limit - out.length).toArray()))
+    // endpoint_id and id before the filter: the embedded engine tests fields in order (capture-search.ts).
+    out.push(...(await captures(db).of(token, block).find({ endpoint_id: token, id, ...filter }).sort({ id: 1 }).limit(opts.limit - out.length).toArray()))
   }
   return out
 }
@@ -127,7 +128,8 @@ export async function getCapture(db: Db, token: string, id: number): Promise<Cap
 /**
  * Newest first; `before` pages to older requests, `after` polls for newer ones; `search` narrows
  * (search.ts). Walks the endpoint's blocks downward from its newest id (`top`, the endpoint's
- * seq), one query per block, until `limit` are found.
+ * seq), one query per block, until `limit` are found: right for an unfiltered page, which one or
+ * two blocks hold; GET …/requests searches with capture-search.ts instead.
  */
 export async function listCaptures(
   db: Db,
@@ -141,7 +143,7 @@ export async function listCaptures(
   for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
     if (id.$gte > id.$lte) continue
-    const docs = await captures(db).of(token, block).find({ ...search, endpoint_id: token, id }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id, ...search }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
     out.push(...docs)
   }
   return out

@@ -8,12 +8,12 @@ import { notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { getBody, inlineBytes } from './body-store.ts'
-import { getCapture, listCaptures } from './captures.ts'
+import { getCapture } from './captures.ts'
 import { findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { harEntry, harLog } from './har.ts'
 import { publicBase } from './present.ts'
 import { listRequestsSchema, requestSchema } from './schema.ts'
-import { searchFilter } from './search.ts'
+import { findCaptures } from './capture-search.ts'
 import { untrusted } from './untrusted-response.ts'
 
 export function harRouter(platform: Platform): Router {
@@ -37,7 +37,7 @@ export function harRouter(platform: Platform): Router {
   router.get('/endpoints/:token/requests.har', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await listCaptures(db, ep._id, { ...query, top: ep.seq }, searchFilter(query))
+    const docs = await findCaptures(db, ep._id, { ...query, top: ep.seq }, query)
     const base = publicBase(ctx, config)
     const entries = []
     // Bodies stored outside the document (over 1 MiB) are left out, as in lists: a set stays bounded.

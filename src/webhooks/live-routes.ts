@@ -25,9 +25,15 @@ export const HEARTBEAT_MS = 20_000
 const MAX_BUFFERED = 4 * 1024 * 1024
 const CATCH_UP_BATCH = 200
 
+// The hub hands one parsed event to every stream of the endpoint: serialise it once, not per stream.
+const frames = new WeakMap<LiveEvent, string>()
 function frame(ev: LiveEvent): string {
-  const id = ev.type === 'capture' ? `id: ${ev.id}\n` : ''
-  return `${id}event: ${ev.type}\ndata: ${JSON.stringify(ev.data)}\n\n`
+  let f = frames.get(ev)
+  if (f === undefined) {
+    const id = ev.type === 'capture' ? `id: ${ev.id}\n` : ''
+    frames.set(ev, (f = `${id}event: ${ev.type}\ndata: ${JSON.stringify(ev.data)}\n\n`))
+  }
+  return f
 }
 
 function lastEventId(ctx: Context, fromQuery: number | undefined): number | undefined {

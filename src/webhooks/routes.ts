@@ -13,13 +13,13 @@ import { randomId } from '../platform/ids.ts'
 import type { Platform } from '../platform/platform.ts'
 import { checkOutboundUrl } from '../platform/outbound-url.ts'
 import { getBody } from './body-store.ts'
-import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts, listCaptures } from './captures.ts'
+import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts } from './captures.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './limits.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './present.ts'
 import { recoveries } from './recover.ts'
 import { replayNow } from './replay.ts'
-import { searchFilter } from './search.ts'
+import { findCaptures } from './capture-search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
 import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './verify.ts'
@@ -135,7 +135,7 @@ export function webhooksRouter(platform: Platform): Router {
   router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await listCaptures(db, ep._id, { ...query, top: ep.seq }, searchFilter(query))
+    const docs = await findCaptures(db, ep._id, { ...query, top: ep.seq }, query)
     const last = docs.at(-1)
     ctx.body = {
       requests: docs.map((d) => presentCapture(d)),
