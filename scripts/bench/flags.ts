@@ -6,6 +6,8 @@
 //  4. (issue #19) the engine per operator and for a mixed workload of flags with the new operators,
 //     a segment and weighted variants (target ≥ 3,000,000 evaluations/s per core), and
 //     POST /api/v1/evaluate of 10 such flags (target ≥ 0.8 × the reference).
+//     Each engine figure is taken in a process of its own (lib/engine-rates.ts), so that one
+//     case's JIT state does not decide the next one's.
 // The load generator runs in a worker thread so that it does not share the server's event loop.
 // Accounts are on the business plan (5,000 evaluation requests/s per SDK key) and requests cycle
 // over several projects' SDK keys so that the load measures evaluation, not the rate limiter's 429.
@@ -22,81 +24,33 @@ import { parseArgs } from 'node:util'
 import { listen } from '../../src/main.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { flagsService } from '../../src/flags/service.ts'
-import { compileFlag, normalizeContext } from '../../src/flags/rules.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { fmt, load, startJsonEcho, startReference, type LoadResult } from './lib/http-load.ts'
-import { FLAGS, flagDef, PROJECTS, seedFlags } from './lib/flags-setup.ts'
-import { OPERATOR_CASES, RICH_SEGMENT, richContext, richFlagDef, seedRichFlags } from './lib/flags-rich.ts'
-import type { EvalContext, CompiledFlag } from '../../src/flags/rules.ts'
+import { FLAGS, PROJECTS, seedFlags } from './lib/flags-setup.ts'
+import { seedRichFlags } from './lib/flags-rich.ts'
+import { engineRates } from './lib/engine-rates.ts'
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, 'no-write': { type: 'boolean', default: false } } })
 const DURATION = Number(values.duration)
 const ROUNDS = 2
-
-/** Single-flag evaluations per second of the compiled engine, one core, varied contexts. */
-function engineRate(): number {
-  const flags = Array.from({ length: FLAGS }, (_, i) => compileFlag(flagDef(i)))
-  // Contexts that fall through to the percent rule: the most expensive path (two misses, a hash).
-  const contexts = Array.from({ length: 4_096 }, (_, i) => normalizeContext({ user_id: `user-${i}`, country: 'FR', plan: 'free' }))
-  let sink = 0
-  const run = (n: number) => {
-    for (let i = 0; i < n; i++) if (flags[i % FLAGS]!.evaluate(contexts[i & 4095]!).rule_index === 2) sink++
-  }
-  run(200_000) // warm up the JIT
-  const n = 3_000_000
-  const t0 = performance.now()
-  run(n)
-  const s = (performance.now() - t0) / 1000
-  if (sink < 0) console.log(sink)
-  return n / s
-}
 
 const MEMO_NOTE =
   'The per-operator rates cycle over 1,024 context values (the mixed workload over 4,096 users), so `matches`, ' +
   '`semver_*`, `before`/`after` and `in_cidr` answer mostly from their per-condition memo of the last 4,096 values ' +
   '(docs/flags.md); a value seen for the first time costs the regex run or parse (for RE2 and CIDR several times an `eq`).'
 
-/** Evaluations per second of `flags` over `contexts`, one core, after a JIT warm-up. */
-function rate(flags: CompiledFlag[], contexts: EvalContext[], n = 3_000_000): number {
-  let sink = 0
-  const nf = flags.length
-  const nc = contexts.length
-  const run = (k: number) => {
-    for (let i = 0; i < k; i++) if (flags[i % nf]!.evaluate(contexts[i % nc]!).rule_index === 0) sink++
-  }
-  run(200_000)
-  const t0 = performance.now()
-  run(n)
-  const s = (performance.now() - t0) / 1000
-  if (sink < 0) console.log(sink)
-  return n / s
-}
-
-/** Per operator: a flag whose one rule is that condition; then the mixed workload of rich flags. */
-function operatorRates(): { perOperator: [string, number][]; mixed: number } {
-  const perOperator: [string, number][] = []
-  for (const c of OPERATOR_CASES) {
-    const f = compileFlag({ key: 'op', enabled: true, type: 'boolean', default_value: false, rules: [{ conditions: [c.condition], value: true }] })
-    const contexts = Array.from({ length: 1_024 }, (_, i) => normalizeContext({ x: c.value(i) }))
-    perOperator.push([c.name, rate([f], contexts)])
-  }
-  const segments = new Map([[RICH_SEGMENT.name, RICH_SEGMENT.conditions]])
-  const flags = Array.from({ length: FLAGS }, (_, i) => compileFlag(richFlagDef(i), segments))
-  const contexts = Array.from({ length: 4_096 }, (_, i) => normalizeContext(richContext(i)))
-  return { perOperator, mixed: rate(flags, contexts) }
-}
-
 async function main() {
   const stops: Array<() => Promise<void>> = []
   const redisUrl = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url)))
   const mongoUrl = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url)))
   try {
-    const engine = engineRate()
+    const rates = engineRates()
+    const engine = rates.engine
     console.log(`rule engine: ${fmt(engine, 0)} single-flag evaluations/s (one core)`)
-    const ops = operatorRates()
+    const ops = rates
     for (const [name, r] of ops.perOperator) console.log(`  operator ${name}: ${fmt(r, 0)} evaluations/s`)
     console.log(`  mixed workload (segment, semver, regex, numbers, not_in, 3-way split): ${fmt(ops.mixed, 0)} evaluations/s (${fmt(ops.mixed / engine, 2)} × the 3-rule engine rate)`)
 
