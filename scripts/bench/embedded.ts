@@ -5,6 +5,7 @@
 //      (default 100,000) in blocks of BENCH_CAPTURE_BLOCK (default 10,000);
 //   2. invoices: single POST /invoice at concurrency 4 up to BENCH_INVOICES (default 20,000) in
 //      blocks of BENCH_INVOICE_BLOCK, and in each block the p50 of sequential single requests;
+// BENCH_NODE_ARGS passes node flags to the started process (--cpu-prof to see where a capture's time goes);
 // with stored count, throughput, p50/p99, the engine's CPU per request (from /proc/<pid>/stat)
 // and its RSS, and each block's ratio against the first (empty-store) block.
 // Results go to docs/benchmarks.md (section "## Embedded store").
@@ -22,6 +23,8 @@ const CAPTURE_BLOCK = Number(process.env.BENCH_CAPTURE_BLOCK ?? 10_000)
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 20_000)
 const INVOICE_BLOCK = Number(process.env.BENCH_INVOICE_BLOCK ?? 2_000)
 const SEQUENTIAL_SAMPLES = 50
+/** Extra node flags for the started process, e.g. BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the API. */
+const API_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const TICK = 100 // clock ticks per second (USER_HZ) on Linux
 
 interface System {
@@ -40,7 +43,7 @@ async function startSystem(
   const env = { ...process.env }
   delete env.MONGO_URL
   delete env.REDIS_URL
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+  const proc = spawn(process.execPath, [...API_NODE_ARGS, '--import', 'tsx', 'src/main.ts', 'start'], {
     env: {
       ...env,
       INVOICE_PORT: String(ports.invoice),
@@ -64,17 +67,26 @@ async function startSystem(
   return { proc, ports, mongoUrl, enginePid: findEngine(proc.pid!), dir }
 }
 
-/** The jongodb child of the started process tree. */
+/**
+ * The jongodb engine in the started process tree: a descendant whose program (argv[0]) is the
+ * engine binary (its parent is the guard, a node process that names the binary only as an argument).
+ */
 function findEngine(root: number): number {
+  const procs = new Map<number, { ppid: number; argv0: string }>()
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === root && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('jongodb')) return Number(p)
+      procs.set(Number(p), { ppid, argv0: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0]! })
     } catch {
       /* gone */
     }
   }
+  const descends = (pid: number): boolean => {
+    for (let p = procs.get(pid); p; p = procs.get(p.ppid)) if (p.ppid === root) return true
+    return false
+  }
+  for (const [pid, p] of procs) if (p.argv0.endsWith('/jongodb') && descends(pid)) return pid
   throw new Error('embedded engine process not found')
 }
 
