@@ -9,7 +9,7 @@
 // with stored count, throughput, p50/p99, the engine's CPU per request (from /proc/<pid>/stat)
 // and its RSS, and each block's ratio against the first (empty-store) block.
 // Results go to docs/benchmarks.md (section "## Embedded store").
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -144,7 +144,11 @@ async function json(url: string, body: unknown, key?: string): Promise<Record<st
   return j
 }
 
+const loadAvg = () => /load average: (.*)$/.exec(execSync('uptime').toString().trim())?.[1] ?? '?'
+
 async function main(): Promise<void> {
+  const loadStart = loadAvg()
+  console.log(`load average at the start: ${loadStart}`)
   const sys = await startSystem()
   const mongo = new MongoClient(sys.mongoUrl)
   await mongo.connect()
@@ -160,6 +164,9 @@ async function main(): Promise<void> {
     console.log('\ncaptures (concurrency 16, ~80-byte JSON):')
     console.log('| block | stored | captures/s | p50 ms | p99 ms | engine CPU ms/req | API CPU ms/req | engine RSS MB | ratio |')
     let first: Block | undefined
+    const genBefore = process.cpuUsage()
+    let capEngineMs = 0
+    let capApiMs = 0
     for (let stored = 0; stored < CAPTURES; ) {
       const n = Math.min(CAPTURE_BLOCK, CAPTURES - stored)
       const before = cpuStats(sys.enginePid)
@@ -172,10 +179,18 @@ async function main(): Promise<void> {
       stored += n
       const b: Block = { stored, rps: n / secs, p50: pct(lat, 50), p99: pct(lat, 99), cpuPerReq: (after.cpuMs - before.cpuMs) / n, apiCpuPerReq: (apiAfter.cpuMs - apiBefore.cpuMs) / n, rssMb: after.rssMb }
       first ??= b
+      capEngineMs += after.cpuMs - before.cpuMs
+      capApiMs += apiAfter.cpuMs - apiBefore.cpuMs
       const row = line(`${(stored - n).toLocaleString('en-US')}–${stored.toLocaleString('en-US')}`, b, first)
       rows.push(row)
       console.log(row)
     }
+    const gen = process.cpuUsage(genBefore)
+    const genMs = (gen.user + gen.system) / 1000 / CAPTURES
+    const perCapture = capEngineMs / CAPTURES + capApiMs / CAPTURES + genMs
+    const loadCaptures = loadAvg()
+    const ceiling = `CPU per capture over all blocks: engine ${(capEngineMs / CAPTURES).toFixed(2)} ms + API ${(capApiMs / CAPTURES).toFixed(2)} ms + load generator (the benchmark's own process) ${genMs.toFixed(2)} ms = ${perCapture.toFixed(2)} ms, so two otherwise idle cores could take at most ~${Math.round(2000 / perCapture)} captures/s. Load average at the start: ${loadStart}; after the captures: ${loadCaptures}.`
+    console.log(ceiling)
     const capRows = rows.splice(0)
 
     // Invoices: enough business accounts for the monthly limit (10,000 each).
@@ -250,6 +265,8 @@ async function main(): Promise<void> {
         '|---|---|---|---|---|---|---|---|---|',
         ...capRows,
         '',
+        ceiling,
+        '',
         'Invoices, single `POST /invoice`, filled at concurrency 4; after each block 50 sequential requests (their p50 against the empty store in brackets):',
         '',
         '| block | stored | invoices/s | p50 ms | p99 ms | engine CPU ms/req | API CPU ms/req | engine RSS MB | sequential p50 ms | ratio |',
@@ -257,6 +274,7 @@ async function main(): Promise<void> {
         ...rows,
         '',
         restart,
+        `Load average at the end: ${loadAvg()}.`,
         '',
       ].join('\n'),
     )
