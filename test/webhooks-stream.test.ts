@@ -89,6 +89,18 @@ describe('webhooks: live stream', () => {
     assert.equal(got[1].body, '{"hello":"wörld"}')
   })
 
+  it('a burst of 40 concurrent captures reaches the stream whole: every id once (publishes of a busy channel are pipelined)', async () => {
+    const key = await signup(sys, 'starter')
+    const ep = await createEndpoint(sys, key)
+    const s = await listen(sys.root.webhooks, ep.endpoint_id, key)
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => capture(ep.url, { body: `burst ${i}` })))
+    assert.deepEqual(answers.map((r) => r.status), new Array(40).fill(200))
+    const got = await waitFor(() => captures(s).length >= 40 && captures(s), 10_000, '40 capture events')
+    const stored = (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests?limit=100`), { key })).json.requests.map((r: { id: number }) => r.id)
+    assert.deepEqual(got.map((c) => c.id).sort((a, b) => a - b), [...stored].sort((a: number, b: number) => a - b))
+    assert.deepEqual(got.map((c) => c.body).sort(), Array.from({ length: 40 }, (_, i) => `burst ${i}`).sort())
+  })
+
   it('resumes after Last-Event-ID from MongoDB, then goes live, with nothing missed or repeated', async () => {
     const key = await signup(sys)
     const ep = await createEndpoint(sys, key)

@@ -5,10 +5,11 @@
 //      (default 100,000) in blocks of BENCH_CAPTURE_BLOCK (default 10,000);
 //   2. invoices: single POST /invoice at concurrency 4 up to BENCH_INVOICES (default 20,000) in
 //      blocks of BENCH_INVOICE_BLOCK, and in each block the p50 of sequential single requests;
+// BENCH_NODE_ARGS passes node flags to the started process (--cpu-prof to see where a capture's time goes);
 // with stored count, throughput, p50/p99, the engine's CPU per request (from /proc/<pid>/stat)
 // and its RSS, and each block's ratio against the first (empty-store) block.
 // Results go to docs/benchmarks.md (section "## Embedded store").
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +23,8 @@ const CAPTURE_BLOCK = Number(process.env.BENCH_CAPTURE_BLOCK ?? 10_000)
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 20_000)
 const INVOICE_BLOCK = Number(process.env.BENCH_INVOICE_BLOCK ?? 2_000)
 const SEQUENTIAL_SAMPLES = 50
+/** Extra node flags for the started process, e.g. BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the API. */
+const API_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const TICK = 100 // clock ticks per second (USER_HZ) on Linux
 
 interface System {
@@ -40,7 +43,7 @@ async function startSystem(
   const env = { ...process.env }
   delete env.MONGO_URL
   delete env.REDIS_URL
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+  const proc = spawn(process.execPath, [...API_NODE_ARGS, '--import', 'tsx', 'src/main.ts', 'start'], {
     env: {
       ...env,
       INVOICE_PORT: String(ports.invoice),
@@ -64,17 +67,26 @@ async function startSystem(
   return { proc, ports, mongoUrl, enginePid: findEngine(proc.pid!), dir }
 }
 
-/** The jongodb child of the started process tree. */
+/**
+ * The jongodb engine in the started process tree: a descendant whose program (argv[0]) is the
+ * engine binary (its parent is the guard, a node process that names the binary only as an argument).
+ */
 function findEngine(root: number): number {
+  const procs = new Map<number, { ppid: number; argv0: string }>()
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === root && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('jongodb')) return Number(p)
+      procs.set(Number(p), { ppid, argv0: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0]! })
     } catch {
       /* gone */
     }
   }
+  const descends = (pid: number): boolean => {
+    for (let p = procs.get(pid); p; p = procs.get(p.ppid)) if (p.ppid === root) return true
+    return false
+  }
+  for (const [pid, p] of procs) if (p.argv0.endsWith('/jongodb') && descends(pid)) return pid
   throw new Error('embedded engine process not found')
 }
 
@@ -132,7 +144,11 @@ async function json(url: string, body: unknown, key?: string): Promise<Record<st
   return j
 }
 
+const loadAvg = () => /load average: (.*)$/.exec(execSync('uptime').toString().trim())?.[1] ?? '?'
+
 async function main(): Promise<void> {
+  const loadStart = loadAvg()
+  console.log(`load average at the start: ${loadStart}`)
   const sys = await startSystem()
   const mongo = new MongoClient(sys.mongoUrl)
   await mongo.connect()
@@ -148,6 +164,9 @@ async function main(): Promise<void> {
     console.log('\ncaptures (concurrency 16, ~80-byte JSON):')
     console.log('| block | stored | captures/s | p50 ms | p99 ms | engine CPU ms/req | API CPU ms/req | engine RSS MB | ratio |')
     let first: Block | undefined
+    const genBefore = process.cpuUsage()
+    let capEngineMs = 0
+    let capApiMs = 0
     for (let stored = 0; stored < CAPTURES; ) {
       const n = Math.min(CAPTURE_BLOCK, CAPTURES - stored)
       const before = cpuStats(sys.enginePid)
@@ -160,10 +179,18 @@ async function main(): Promise<void> {
       stored += n
       const b: Block = { stored, rps: n / secs, p50: pct(lat, 50), p99: pct(lat, 99), cpuPerReq: (after.cpuMs - before.cpuMs) / n, apiCpuPerReq: (apiAfter.cpuMs - apiBefore.cpuMs) / n, rssMb: after.rssMb }
       first ??= b
+      capEngineMs += after.cpuMs - before.cpuMs
+      capApiMs += apiAfter.cpuMs - apiBefore.cpuMs
       const row = line(`${(stored - n).toLocaleString('en-US')}–${stored.toLocaleString('en-US')}`, b, first)
       rows.push(row)
       console.log(row)
     }
+    const gen = process.cpuUsage(genBefore)
+    const genMs = (gen.user + gen.system) / 1000 / CAPTURES
+    const perCapture = capEngineMs / CAPTURES + capApiMs / CAPTURES + genMs
+    const loadCaptures = loadAvg()
+    const ceiling = `CPU per capture over all blocks: engine ${(capEngineMs / CAPTURES).toFixed(2)} ms + API ${(capApiMs / CAPTURES).toFixed(2)} ms + load generator (the benchmark's own process) ${genMs.toFixed(2)} ms = ${perCapture.toFixed(2)} ms, so two otherwise idle cores could take at most ~${Math.round(2000 / perCapture)} captures/s. Load average at the start: ${loadStart}; after the captures: ${loadCaptures}.`
+    console.log(ceiling)
     const capRows = rows.splice(0)
 
     // Invoices: enough business accounts for the monthly limit (10,000 each).
@@ -238,6 +265,8 @@ async function main(): Promise<void> {
         '|---|---|---|---|---|---|---|---|---|',
         ...capRows,
         '',
+        ceiling,
+        '',
         'Invoices, single `POST /invoice`, filled at concurrency 4; after each block 50 sequential requests (their p50 against the empty store in brackets):',
         '',
         '| block | stored | invoices/s | p50 ms | p99 ms | engine CPU ms/req | API CPU ms/req | engine RSS MB | sequential p50 ms | ratio |',
@@ -245,6 +274,7 @@ async function main(): Promise<void> {
         ...rows,
         '',
         restart,
+        `Load average at the end: ${loadAvg()}.`,
         '',
       ].join('\n'),
     )

@@ -10,6 +10,7 @@ import { badRequest, conflict, notFound } from '../platform/http/errors.ts'
 import { clock } from '../platform/clock.ts'
 import { sha256 } from '../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
+import { partitioned } from '../platform/partitioned.ts'
 import type { Platform } from '../platform/platform.ts'
 import { sendInvoiceFile } from './pdf-response.ts'
 import { invoices, pdfBytes } from './store.ts'
@@ -35,10 +36,14 @@ interface IdempotencyDoc {
 
 export const idempotencyIndexes: IndexSpec = {
   collection: 'idempotency_keys',
+  // One key per keyed request for 24 h: it grows with invoices, so it is spread like them
+  // (docs/embedded-store.md); a key's slot is a function of its _id.
+  partitions: 128,
   indexes: [{ key: { expires_at: 1 }, name: 'expires_at' }],
 }
 
-const keys = (db: Db) => db.collection<IdempotencyDoc>('idempotency_keys')
+const allKeys = (db: Db) => partitioned<IdempotencyDoc>(db, 'idempotency_keys')
+const keys = (db: Db, id: string) => allKeys(db).of(id)
 
 export const KEY_MISMATCH = 'Idempotency-Key was already used with a different request body'
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later'
@@ -93,16 +98,16 @@ export function idempotency(platform: Platform, opts: IdempotencyOptions) {
     for (;;) {
       const now = clock.now()
       try {
-        await keys(db).insertOne({ _id, account_id: account._id, scope: opts.scope, fingerprint: fp, state: 'pending', created_at: now, expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) })
+        await keys(db, _id).insertOne({ _id, account_id: account._id, scope: opts.scope, fingerprint: fp, state: 'pending', created_at: now, expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) })
         break // claimed: this request does the work
       } catch (err) {
         if (!isDuplicateKey(err)) throw err
       }
-      const doc = await keys(db).findOne({ _id })
+      const doc = await keys(db, _id).findOne({ _id })
       if (!doc) continue // removed meanwhile: claim again
       const stale = doc.state === 'pending' && now.getTime() - doc.created_at.getTime() > opts.staleMs
       if (doc.expires_at <= now || stale) {
-        await keys(db).deleteOne({ _id, created_at: doc.created_at })
+        await keys(db, _id).deleteOne({ _id, created_at: doc.created_at })
         continue
       }
       if (doc.fingerprint !== fp) throw conflict(KEY_MISMATCH)
@@ -118,21 +123,20 @@ export function idempotency(platform: Platform, opts: IdempotencyOptions) {
     try {
       await next()
     } catch (err) {
-      await keys(db).deleteOne({ _id, state: 'pending' })
+      await keys(db, _id).deleteOne({ _id, state: 'pending' })
       throw err
     }
     const result = ctx.state.idempotentResult as IdempotentResult | undefined
     if (ctx.status >= 200 && ctx.status < 300 && result) {
-      await keys(db).updateOne({ _id }, { $set: { state: 'done', result } })
+      await keys(db, _id).updateOne({ _id }, { $set: { state: 'done', result } })
     } else {
-      await keys(db).deleteOne({ _id, state: 'pending' })
+      await keys(db, _id).deleteOne({ _id, state: 'pending' })
     }
   }
 }
 
 export async function deleteExpiredKeys(db: Db, now: Date): Promise<number> {
-  const r = await keys(db).deleteMany({ expires_at: { $lt: now } })
-  return r.deletedCount
+  return allKeys(db).deleteMany({ expires_at: { $lt: now } })
 }
 
 /** The Idempotency-Key middleware of POST /invoice: a repeat gets the stored PDF again. */

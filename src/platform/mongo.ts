@@ -1,6 +1,7 @@
 // MongoDB: the source of truth. Each domain declares its indexes; they are created at start.
 // A store outage must reach clients as a 503 within seconds, not a 500 or a hung request:
 // operations give up after SELECTION_TIMEOUT_MS, and isMongoUnavailable tells those errors apart.
+import { eachLimit } from './each-limit.ts'
 import { MongoClient, MongoNetworkError, MongoServerError, MongoServerSelectionError, type Db, type IndexDescription } from 'mongodb'
 import { physicalNames } from './partitioned.ts'
 
@@ -34,11 +35,14 @@ export async function connectMongo(url: string, dbName: string): Promise<{ clien
   }
 }
 
-export async function ensureIndexes(db: Db, specs: IndexSpec[]): Promise<void> {
-  for (const spec of specs) {
-    if (!spec.indexes.length) continue
-    for (const name of physicalNames(db, spec.collection)) await db.collection(name).createIndexes(spec.indexes)
-  }
+/** Collections whose indexes are created at once: a partitioned layout has hundreds of them. */
+const INDEX_PARALLEL = 8
+
+export async function ensureIndexes(db: Db, specs: IndexSpec[], parallel = INDEX_PARALLEL): Promise<void> {
+  const work = specs.flatMap((spec) => (spec.indexes.length ? physicalNames(db, spec.collection).map((name) => ({ name, spec })) : []))
+  await eachLimit(work, parallel, async ({ name, spec }) => {
+    await db.collection(name).createIndexes(spec.indexes)
+  })
 }
 
 export function isDuplicateKey(err: unknown): boolean {

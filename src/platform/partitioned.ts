@@ -123,16 +123,22 @@ export function partitioned<T extends Document>(db: Db, base: string): Partition
 
 /**
  * Fix (first use) or read (later uses) the slot count of each partitioned collection of `db`.
- * `wanted` is used only when the database has no layout for that collection yet; the first
- * process to ask wins, and everyone gets the stored answer.
+ * `wanted` is used only when the database has no layout for that collection yet (and does not
+ * already hold it as a plain collection); the first process to ask wins, and everyone gets the
+ * stored answer.
  */
 export async function loadLayouts(db: Db, wanted: Record<string, number>): Promise<Map<string, number>> {
   const map = layouts.get(db) ?? new Map<string, number>()
   for (const [base, slots] of Object.entries(wanted)) {
     if (!(Number.isInteger(slots) && slots >= 1 && slots <= 1000)) throw new Error(`bad slot count for ${base}: ${slots}`)
-    const doc = await db
-      .collection<LayoutDoc>(LAYOUT_COLLECTION)
-      .findOneAndUpdate({ _id: base }, { $setOnInsert: { slots } }, { upsert: true, returnDocument: 'after' })
+    const layout = db.collection<LayoutDoc>(LAYOUT_COLLECTION)
+    let doc = await layout.findOne({ _id: base })
+    if (!doc) {
+      // A database that already holds the plain collection (made before it was partitioned, e.g.
+      // a data folder of an earlier version) keeps it as its one slot: nothing stored is hidden.
+      const held = (await db.collection(base).findOne({}, { projection: { _id: 1 } })) !== null
+      doc = await layout.findOneAndUpdate({ _id: base }, { $setOnInsert: { slots: held ? 1 : slots } }, { upsert: true, returnDocument: 'after' })
+    }
     map.set(base, doc?.slots ?? slots)
   }
   layouts.set(db, map)

@@ -9,7 +9,10 @@ import { scheduleForward } from './forward-schedule.ts'
 import { getAccount } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { clock } from '../platform/clock.ts'
+import type { Account } from '../platform/accounts.ts'
 import { groupInserter, type GroupInsert } from '../platform/group-insert.ts'
+import { groupLine } from '../platform/group-line.ts'
+import { dayKey } from '../platform/clock.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
 import { HttpError, notFound, tooMany } from '../platform/http/errors.ts'
 import { documented } from '../platform/ops/openapi.ts'
@@ -18,9 +21,9 @@ import { putBody } from './body-store.ts'
 import { searchText } from './search.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureCollection, captureKey, type CaptureDoc } from './captures.ts'
-import { endpoints, isExpired, takeRequestId, type EndpointDoc } from './endpoints.ts'
+import { endpoints, isExpired, takeRequestId, takeRequestIds, type EndpointDoc } from './endpoints.ts'
 import { liveCapture, publishLive } from './live.ts'
-import { releaseDailyRequest, takeDailyRequest } from './limits.ts'
+import { releaseDailyRequest, takeDailyRequests } from './limits.ts'
 import { secondsToNextUtcDay } from './time.ts'
 import { protectUntrusted } from './untrusted-response.ts'
 
@@ -63,6 +66,21 @@ export function captureMiddleware(platform: Platform) {
     if (!ins) inserters.set(coll.collectionName, (ins = groupInserter(coll)))
     return ins(doc)
   }
+  // The three small writes and reads before the insert are group-committed too (group-line.ts):
+  // concurrent captures of one endpoint take consecutive request ids in one $inc, concurrent
+  // captures of one account take their day-counter units in one $inc, and share one read of the
+  // account (issued after they arrived, so none sees an account older than its request).
+  const takeId = groupLine<null, EndpointDoc | null>(async (token, items) => {
+    const ep = await takeRequestIds(db, token, items.length)
+    return items.map((_, i) => (ep ? { ...ep, seq: ep.seq - items.length + 1 + i } : null))
+  })
+  const readAccount = groupLine<null, Account | null>(async (id, items) => {
+    const account = await getAccount(db, id)
+    return items.map(() => account)
+  })
+  const takeDay = groupLine<{ accountId: string; now: Date; limit: number }, boolean>((_, items) =>
+    takeDailyRequests(db, items[0]!.accountId, items[0]!.now, items[0]!.limit, items.length),
+  )
   return documented(async (ctx: Context, next: Next) => {
     const m = HOOK_PATH.exec(ctx.path)
     if (!m) {
@@ -87,15 +105,16 @@ export function captureMiddleware(platform: Platform) {
       throw new HttpError(405, 'Method not allowed', { Allow: ALLOW })
     }
     // HEAD (senders checking the URL exists) is answered like GET but not stored or counted.
-    const ep = ctx.method === 'HEAD' ? await endpoints(db).findOne({ _id: token }) : await takeRequestId(db, token)
-    const account = ep ? await getAccount(db, ep.account_id) : null
+    const ep = ctx.method === 'HEAD' ? await endpoints(db).findOne({ _id: token }) : await takeId(token, null)
+    const account = ep ? await readAccount(ep.account_id, null) : null
     if (!ep || !account || isExpired(ep, account)) throw notFound(ENDPOINT_NOT_FOUND)
     if (ctx.method === 'HEAD') return respond(ctx, ep)
 
     const body = await readRawBody(ctx, MAX_CAPTURE_BYTES)
     const now = clock.now()
     const limits = WEBHOOKS_LIMITS[account.plan]
-    if (!(await takeDailyRequest(db, account._id, now, limits.requests_per_day))) {
+    const day = { accountId: account._id, now, limit: limits.requests_per_day }
+    if (!(await takeDay(`${account._id}:${dayKey(now)}:${day.limit}`, day))) {
       throw tooMany(dailyLimitMessage(account.plan, limits.requests_per_day), secondsToNextUtcDay(now))
     }
     let id = ep.seq

@@ -1,7 +1,8 @@
 // Captured requests in MongoDB: one document per request, keyed by endpoint token + integer id,
 // spread over the slots of a partitioned collection by (token, block of 128 ids),
 // with the exact body bytes (inline or GridFS), the headers lower-cased and in arrival order,
-// and the forward delivery state. Forward attempts are documents of their own collection.
+// and the forward delivery state. Forward attempts are documents of their own partitioned
+// collection, placed by the same (token, block) key as their capture.
 import type { Binary, Db, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../platform/partitioned.ts'
@@ -77,6 +78,7 @@ export interface AttemptDoc {
 /** Request ids per block: a block of one endpoint's captures lives in one slot (partitioned.ts). */
 export const CAPTURE_BLOCK = 128
 export const CAPTURES = 'webhook_captures'
+export const ATTEMPTS = 'webhook_forward_attempts'
 
 export const captureIndexes: IndexSpec[] = [
   {
@@ -89,7 +91,9 @@ export const captureIndexes: IndexSpec[] = [
     ],
   },
   {
-    collection: 'webhook_forward_attempts',
+    collection: ATTEMPTS,
+    // They grow with forwarded captures (one or more each), so they are spread like captures.
+    partitions: 256,
     indexes: [
       { key: { endpoint_id: 1, request_id: 1, at: 1 }, name: 'endpoint_request' },
       { key: { capture: 1 }, name: 'capture' },
@@ -98,13 +102,16 @@ export const captureIndexes: IndexSpec[] = [
 ]
 
 export const captures = (db: Db) => partitioned<CaptureDoc>(db, CAPTURES)
-export const attempts = (db: Db) => db.collection<AttemptDoc>('webhook_forward_attempts')
+export const attempts = (db: Db) => partitioned<AttemptDoc>(db, ATTEMPTS)
 
 export const captureKey = (token: string, id: number) => `${token}.${id}`
 const blockOf = (id: number) => Math.floor(id / CAPTURE_BLOCK)
 
 /** The physical collection that holds (or will hold) capture `id` of endpoint `token`. */
 export const captureCollection = (db: Db, token: string, id: number) => captures(db).of(token, blockOf(id))
+
+/** The physical collection that holds the forward attempts of capture `id` of endpoint `token`. */
+export const attemptCollection = (db: Db, token: string, id: number) => attempts(db).of(token, blockOf(id))
 
 /**
  * Oldest first: up to `limit` captures of endpoint `token` with ids above `after` (up to `top`,
@@ -150,7 +157,7 @@ export async function listCaptures(
 }
 
 export async function listAttempts(db: Db, token: string, id: number): Promise<AttemptDoc[]> {
-  return attempts(db).find({ endpoint_id: token, request_id: id }).sort({ at: 1, attempt: 1 }).toArray()
+  return attemptCollection(db, token, id).find({ endpoint_id: token, request_id: id }).sort({ at: 1, attempt: 1 }).toArray()
 }
 
 /** Stored captures per endpoint: one aggregate per slot that any of the endpoints' blocks uses. */
@@ -173,7 +180,13 @@ export async function countByEndpoint(db: Db, eps: Array<{ _id: string; seq: num
 export async function deleteCaptures(db: Db, docs: CaptureDoc[]): Promise<number> {
   if (!docs.length) return 0
   await deleteBodyFiles(db, docs.flatMap((d) => (d.body_file ? [d.body_file] : [])))
-  await attempts(db).deleteMany({ capture: { $in: docs.map((d) => d._id) } })
+  const attemptsBySlot = new Map<number, string[]>()
+  const tries = attempts(db)
+  for (const d of docs) {
+    const slot = tries.slotOf(d.endpoint_id, blockOf(d.id))
+    attemptsBySlot.set(slot, [...(attemptsBySlot.get(slot) ?? []), d._id])
+  }
+  for (const [slot, ids] of attemptsBySlot) await tries.at(slot).deleteMany({ capture: { $in: ids } })
   // Grouped by slot: one delete per physical collection.
   const bySlot = new Map<number, string[]>()
   const parts = captures(db)

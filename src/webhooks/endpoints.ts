@@ -53,5 +53,10 @@ export async function findOwnEndpoint(db: Db, accountId: string, token: string):
 
 /** Look the endpoint up and take the next request id in one write. */
 export async function takeRequestId(db: Db, token: string): Promise<EndpointDoc | null> {
-  return endpoints(db).findOneAndUpdate({ _id: token }, { $inc: { seq: 1 } }, { returnDocument: 'after' })
+  return takeRequestIds(db, token, 1)
+}
+
+/** Take the next `n` request ids in one write: `seq` of the answer is the highest of them. */
+export async function takeRequestIds(db: Db, token: string, n: number): Promise<EndpointDoc | null> {
+  return endpoints(db).findOneAndUpdate({ _id: token }, { $inc: { seq: n } }, { returnDocument: 'after' })
 }

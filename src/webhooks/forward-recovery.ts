@@ -4,7 +4,7 @@
 // and a forward attempt already made is never made again (forward.ts checks its record).
 import { clock } from '../platform/clock.ts'
 import type { Platform } from '../platform/platform.ts'
-import { attempts, captures } from './captures.ts'
+import { attemptCollection, captures } from './captures.ts'
 import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
 
 export async function recoverForwards(platform: Platform): Promise<number> {
@@ -16,7 +16,7 @@ export async function recoverForwards(platform: Platform): Promise<number> {
     const cursor = slot.find({ 'forward.status': { $in: ['pending', 'retrying'] } }, { projection: { _id: 1, endpoint_id: 1, id: 1, forward: 1 } })
     for await (const cap of cursor) {
       const f = cap.forward!
-      const made = await attempts(platform.db).countDocuments({ capture: cap._id, round: f.round })
+      const made = await attemptCollection(platform.db, cap.endpoint_id, cap.id).countDocuments({ capture: cap._id, round: f.round })
       const attempt = made + 1
       if (attempt > (f.round === 0 ? schedule.length : 1)) continue // its last attempt's job marks it dead
       const delay = f.next_attempt_at ? Math.max(0, f.next_attempt_at.getTime() - clock.nowMs()) : 0

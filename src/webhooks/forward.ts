@@ -10,7 +10,7 @@ import { isDuplicateKey } from '../platform/mongo.ts'
 import { metrics, type ForwardOutcome } from '../platform/ops/metrics.ts'
 import { OutboundError, safeFetch } from '../platform/safe-fetch.ts'
 import { getBody } from './body-store.ts'
-import { attempts, captureCollection, captureKey, getCapture, type AttemptDoc } from './captures.ts'
+import { attemptCollection, captureCollection, captureKey, getCapture, type AttemptDoc } from './captures.ts'
 import { endpoints } from './endpoints.ts'
 import { publishLive } from './live.ts'
 import { outboundHeaders, targetUrl } from './outbound.ts'
@@ -32,7 +32,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   const { db, config } = platform
   const cap = await getCapture(db, ref.endpoint_id, ref.request_id)
   if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered') return 'skipped'
-  const done = await attempts(db).findOne({ _id: attemptKey(ref) })
+  const done = await attemptCollection(db, ref.endpoint_id, ref.request_id).findOne({ _id: attemptKey(ref) })
   if (done) return done.ok ? 'delivered' : 'failed'
 
   const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
@@ -94,7 +94,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     ok,
   }
   try {
-    await attempts(db).insertOne(doc)
+    await attemptCollection(db, doc.endpoint_id, doc.request_id).insertOne(doc)
   } catch (err) {
     if (!isDuplicateKey(err)) throw err
     return ok ? 'delivered' : 'failed' // a concurrent run recorded this attempt and its state

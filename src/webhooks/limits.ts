@@ -45,6 +45,20 @@ export const releaseEndpointSlot = (db: Db, accountId: string) => give(db, endpo
 
 export const takeDailyRequest = (db: Db, accountId: string, now: Date, limit: number) =>
   take(db, dayCounterKey(accountId, dayKey(now)), accountId, limit, { day: dayKey(now) })
+/**
+ * `n` captures' worth of today's counter in one write when all `n` fit (the common case under
+ * load); otherwise, near the limit or before the day's counter exists, one by one, so exactly as
+ * many succeed as units are left. One answer per unit, in order.
+ */
+export async function takeDailyRequests(db: Db, accountId: string, now: Date, limit: number, n: number): Promise<boolean[]> {
+  if (n > 1) {
+    const r = await counters(db).updateOne({ _id: dayCounterKey(accountId, dayKey(now)), count: { $lte: limit - n } }, { $inc: { count: n } })
+    if (r.modifiedCount === 1) return new Array<boolean>(n).fill(true)
+  }
+  const out: boolean[] = []
+  for (let i = 0; i < n; i++) out.push(await takeDailyRequest(db, accountId, now, limit))
+  return out
+}
 export const releaseDailyRequest = (db: Db, accountId: string, now: Date) => give(db, dayCounterKey(accountId, dayKey(now)))
 
 /** Captured requests counted today (UTC). */

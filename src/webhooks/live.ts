@@ -3,6 +3,7 @@
 // channel; every replica holds one subscriber connection and fans messages out to the streams
 // open on it. Redis pub/sub is only the wake-up: MongoDB stays the source of truth, and a stream
 // that resumes (Last-Event-ID) reads what it missed from there (stream-routes.ts).
+import { groupLine } from '../platform/group-line.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createRedis, type RedisClient } from '../platform/redis.ts'
@@ -30,10 +31,37 @@ export function liveCapture(doc: CaptureDoc, bytes?: Buffer) {
   return presentCapture({ ...doc, body: undefined }, b && b.length <= LIVE_BODY_MAX ? b : undefined)
 }
 
+/**
+ * Events of one channel published while a publish of it is in flight go out together as one
+ * pipeline (one socket write, in order): a busy endpoint's captures do not each pay a Redis round
+ * trip (group-line.ts).
+ */
+const publishers = new WeakMap<Platform, (channel: string, message: string) => Promise<void>>()
+
+function publisher(platform: Platform) {
+  let line = publishers.get(platform)
+  if (!line) {
+    line = groupLine<string, void>(async (channel, messages) => {
+      if (messages.length === 1) {
+        await platform.redis.publish(channel, messages[0]!)
+        return [undefined]
+      }
+      const pipe = platform.redis.pipeline()
+      for (const m of messages) pipe.publish(channel, m)
+      const results = (await pipe.exec()) ?? []
+      const failed = results.find(([err]) => err)
+      if (failed) throw failed[0]
+      return messages.map(() => undefined)
+    })
+    publishers.set(platform, line)
+  }
+  return line
+}
+
 /** Publish an event; a Redis outage loses only the wake-up (streams resume from MongoDB), never the capture. */
 export async function publishLive(platform: Platform, token: string, ev: LiveEvent): Promise<void> {
   try {
-    await platform.redis.publish(channelOf(platform, token), JSON.stringify(ev))
+    await publisher(platform)(channelOf(platform, token), JSON.stringify(ev))
   } catch (err) {
     logger.warn({ err: String(err), token }, 'live event not published')
   }
