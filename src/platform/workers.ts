@@ -7,6 +7,7 @@ import { PermanentJobError } from './job.ts'
 import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
 import { createRedis, type RedisClient } from './redis.ts'
+import { watchBullmqErrors } from './redis-errors.ts'
 
 export interface RegisteredWorker {
   queue: string
@@ -57,7 +58,7 @@ export async function registerWorker(
     },
   )
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'))
-  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'))
+  watchBullmqErrors(worker, connection, { queue: def.queue, redis: 'worker' }, 'worker error')
   await upsertScheduler(platform, def)
   await worker.waitUntilReady()
   return { queue: def.queue, worker, connection }
