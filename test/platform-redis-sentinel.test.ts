@@ -117,4 +117,29 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
       assert.fail(`${e.message}: missing ${missing.join(',')} (${states.join(' ')}); outbox ${await sys.platform.db.collection('outbox').countDocuments()}`)
     })
   })
+
+  it('a batch counts as enqueued, and its watcher leaves the outbox, only once the replica has the jobs', async function () {
+    this.timeout(120_000)
+    const { key } = await account(sys, 'starter')
+    // Whichever node is master now (after the failover above), stop its replica: WAIT gets no
+    // acknowledgement, as when a master dies before its replica copied the last writes.
+    const masterPort = await sen.masterPort()
+    const replica = [sen.master, sen.replica].find((n) => n.port !== masterPort)!
+    const group = -replica.child.proc.pid!
+    process.kill(group, 'SIGSTOP')
+    let batchId = ''
+    try {
+      const res = await submit(sys, key, rows(20))
+      assert.equal(res.status, 202, res.text)
+      batchId = res.json.batch_id
+      const doc = await sys.platform.db.collection('invoice_batches').findOne({ _id: batchId as never })
+      assert.equal(doc?.enqueued, false)
+      assert.equal(await sys.platform.db.collection('outbox').countDocuments({ _id: `invoice-batch-watch:${batchId}` as never }), 1)
+    } finally {
+      process.kill(group, 'SIGCONT')
+    }
+    const st = await waitFinished(sys, key, batchId, 120_000)
+    assert.equal(st.counts.done, 20)
+    await waitFor(async () => (await sys.platform.db.collection('outbox').countDocuments({ _id: `invoice-batch-watch:${batchId}` as never })) === 0, 60_000, 'the outbox entry to go')
+  })
 })
