@@ -89,7 +89,7 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
     assert.equal(st.counts.done, 25)
   })
 
-  it('propagates a flag change to a second replica', async function () {
+  it('serves a flag change made on one replica from a second replica within 1 s', async function () {
     this.timeout(60_000)
     const sys2 = await startSystem({ services: ['flags'], workers: false, env: { REDIS_URL: cluster.url, MONGO_DB: sys.env.MONGO_DB!, QUEUE_PREFIX: sys.env.QUEUE_PREFIX! } })
     try {
@@ -98,11 +98,20 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
       const s = await post(`${api}/signup`, { email: `cluster-${Date.now()}@example.com` })
       assert.equal(s.status, 201, s.text)
       const { api_key: apiKey, sdk_key: sdkKey, project } = s.json
-      assert.equal((await post(`${api}/projects/${project.id}/flags`, { key: 'f', enabled: true, default_value: 'v1' }, { key: apiKey })).status, 201)
+      assert.equal((await post(`${api}/projects/${project.id}/flags`, { key: 'f', enabled: true, default_value: 'v0' }, { key: apiKey })).status, 201)
       const value = async () => (await post(`${api2}/evaluate`, { sdk_key: sdkKey, flags: ['f'] })).json.flags.f.value
-      assert.equal(await value(), 'v1')
-      assert.equal((await call('PUT', `${api}/projects/${project.id}/flags/f`, { json: { default_value: 'v2' }, key: apiKey })).status, 200)
-      await waitFor(async () => (await value()) === 'v2', 10_000, 'replica 2 to serve v2')
+      assert.equal(await value(), 'v0')
+      // Five changes; each timed from the change's 200 on replica 1 to the first evaluation on
+      // replica 2 that serves it (evaluations back to back). The bound is the issue's (1 s).
+      const took: number[] = []
+      for (let i = 1; i <= 5; i++) {
+        assert.equal((await call('PUT', `${api}/projects/${project.id}/flags/f`, { json: { default_value: `v${i}` }, key: apiKey })).status, 200)
+        const t0 = performance.now()
+        await waitFor(async () => (await value()) === `v${i}`, 10_000, `replica 2 to serve v${i}`)
+        took.push(Math.round(performance.now() - t0))
+      }
+      if (process.env.DEBUG_FAILOVER) console.log(`      flag change served by replica 2 after ${took.join(', ')} ms`)
+      assert.ok(Math.max(...took) <= 1_000, `served after ${took.join(', ')} ms`)
     } finally {
       await sys2.stop()
     }

@@ -1,7 +1,9 @@
 // Redis managed by Sentinel (1 master, 1 replica, 1 sentinel, all real): `SENTINEL FAILOVER` in the
 // middle of a stream of invoices and captures with forwarding. A process configured with the
 // sentinel URL recovers by itself within 10 s and loses nothing it accepted; a process pointed
-// at the old master's address cannot write any more, and its /readyz says so within 5 s.
+// at the old master's address cannot write any more, and its /readyz says so within 5 s. Then,
+// with the replica stopped, a batch is not counted as enqueued (nor its watcher dropped from the
+// outbox) until the replica has the jobs (WAIT: src/platform/replica-ack.ts).
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { startSentinel, type TestSentinel } from './helpers/redis-topologies.ts'
@@ -116,5 +118,30 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
       const states = docs.filter((d) => missing.includes(Buffer.from(d.body.buffer).toString())).map((d) => `${d.id}:${d.forward?.status}/${d.forward?.attempts}`)
       assert.fail(`${e.message}: missing ${missing.join(',')} (${states.join(' ')}); outbox ${await sys.platform.db.collection('outbox').countDocuments()}`)
     })
+  })
+
+  it('a batch counts as enqueued, and its watcher leaves the outbox, only once the replica has the jobs', async function () {
+    this.timeout(120_000)
+    const { key } = await account(sys, 'starter')
+    // Whichever node is master now (after the failover above), stop its replica: WAIT gets no
+    // acknowledgement, as when a master dies before its replica copied the last writes.
+    const masterPort = await sen.masterPort()
+    const replica = [sen.master, sen.replica].find((n) => n.port !== masterPort)!
+    const group = -replica.child.proc.pid!
+    process.kill(group, 'SIGSTOP')
+    let batchId = ''
+    try {
+      const res = await submit(sys, key, rows(20))
+      assert.equal(res.status, 202, res.text)
+      batchId = res.json.batch_id
+      const doc = await sys.platform.db.collection('invoice_batches').findOne({ _id: batchId as never })
+      assert.equal(doc?.enqueued, false)
+      assert.equal(await sys.platform.db.collection('outbox').countDocuments({ _id: `invoice-batch-watch:${batchId}` as never }), 1)
+    } finally {
+      process.kill(group, 'SIGCONT')
+    }
+    const st = await waitFinished(sys, key, batchId, 120_000)
+    assert.equal(st.counts.done, 20)
+    await waitFor(async () => (await sys.platform.db.collection('outbox').countDocuments({ _id: `invoice-batch-watch:${batchId}` as never })) === 0, 60_000, 'the outbox entry to go')
   })
 })

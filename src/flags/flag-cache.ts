@@ -98,7 +98,6 @@ export class FlagCache {
       if (this.connectedOnce) this.clear()
       this.connectedOnce = true
     })
-    this.subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'flags cache subscriber error'))
     this.subscriber.on('message', (_channel: string, raw: string) => this.onMessage(raw))
   }
 

@@ -6,7 +6,9 @@ import type { Platform } from '../platform/platform.ts'
 import { clock } from '../platform/clock.ts'
 import { enqueueMany } from '../platform/job.ts'
 import { enqueueDurably } from '../platform/outbox.ts'
+import { replicaHas } from '../platform/replica-ack.ts'
 import { isDuplicateKey } from '../platform/mongo.ts'
+import { logger } from '../platform/logger.ts'
 import { BATCH_CHUNK_ROWS, invoiceBatchCallbackContract, invoiceBatchRenderContract } from './job-contracts.ts'
 import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
 import { RENDER_FAILED } from './render-invoice.ts'
@@ -15,6 +17,9 @@ import { invoices, markFailed } from './store.ts'
 /**
  * Add a render job for every chunk that still has queued rows. Chunks are fixed ranges of row
  * numbers and the job id is the chunk's, so repeats (the watcher retrying) add nothing new.
+ * The batch counts as enqueued only once a replica has the jobs (Sentinel, cluster): a failover
+ * that lost them would otherwise leave its rows queued for ever; until then the watcher adds
+ * them again.
  */
 export async function enqueueRows(platform: Platform, batchId: string): Promise<void> {
   const queued = await invoices(platform.db, batchId)
@@ -26,6 +31,10 @@ export async function enqueueRows(platform: Platform, batchId: string): Promise<
     invoiceBatchRenderContract,
     starts.map((from) => ({ payload: { batch_id: batchId, from, to: from + BATCH_CHUNK_ROWS } })),
   )
+  if (!(await replicaHas(platform, invoiceBatchRenderContract.queue))) {
+    logger.warn({ batchId }, 'no replica acknowledged the batch render jobs; the watcher adds them again')
+    return
+  }
   await markEnqueued(platform.db, batchId)
 }
 

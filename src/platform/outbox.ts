@@ -8,7 +8,7 @@ import { defineJobContract, enqueue, type JobContract } from './job.ts'
 import { logger } from './logger.ts'
 import type { IndexSpec } from './mongo.ts'
 import type { Platform } from './platform.ts'
-import { parseRedisTarget } from './redis-target.ts'
+import { replicaHas } from './replica-ack.ts'
 
 interface OutboxDoc {
   _id: string // queue:jobId
@@ -30,23 +30,6 @@ export const outboxSweepContract = defineJobContract({
   schema: z.object({ min_age_ms: z.number().int().min(0).optional() }),
 })
 
-/** How long a durable enqueue waits for a replica to acknowledge the job (Sentinel only). */
-const REPLICA_ACK_MS = 250
-const sentinelBacked = new WeakMap<Platform, boolean>()
-
-/**
- * Whether the job just added is safe from a failover: behind Sentinel, Redis replicates
- * asynchronously, and a job written to a master that is being demoted is lost with it. WAIT makes
- * the replica acknowledge our writes first; without that the entry stays in the outbox and the
- * sweep adds the job again (its id makes that harmless when the job did survive).
- */
-async function replicated(platform: Platform): Promise<boolean> {
-  let sentinel = sentinelBacked.get(platform)
-  if (sentinel === undefined) sentinelBacked.set(platform, (sentinel = parseRedisTarget(platform.redisUrl).kind === 'sentinel'))
-  if (!sentinel) return true
-  return (await platform.redis.wait(1, REPLICA_ACK_MS)) >= 1
-}
-
 /**
  * Record, then enqueue; on enqueue failure the record stays for the sweep. Never throws for Redis.
  * The job id is `jobId`, else the contract's id for the payload: an outbox entry needs one.
@@ -65,7 +48,10 @@ export async function enqueueDurably<S extends z.ZodType>(
   await outbox(platform.db).insertOne({ _id, queue: contract.queue, job_id: jobId, payload: data, opts: jobOpts, created_at: clock.now(), attempts: 0 })
   try {
     await enqueue(platform, contract, data, { ...jobOpts, jobId })
-    if (!(await replicated(platform))) {
+    // Behind Sentinel or on a cluster, a job a replica does not have yet would be lost by a
+    // failover now: the entry stays and the sweep adds the job again (its id makes that
+    // harmless when the job did survive). replica-ack.ts.
+    if (!(await replicaHas(platform, contract.queue))) {
       logger.warn({ queue: contract.queue, jobId }, 'no replica acknowledged the job; left in outbox')
       return false
     }
@@ -88,7 +74,7 @@ export async function sweepOutbox(platform: Platform, contracts: JobContract[], 
     if (!def) continue
     try {
       await enqueue(platform, def, doc.payload, { ...doc.opts, jobId: doc.job_id })
-      if (!(await replicated(platform))) throw new Error('no replica acknowledged the job')
+      if (!(await replicaHas(platform, def.queue))) throw new Error('no replica acknowledged the job')
       await outbox(platform.db).deleteOne({ _id: doc._id })
       n++
     } catch {

@@ -5,6 +5,7 @@ import { queueTelemetry } from './tracing.ts'
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
 import { logger } from './logger.ts'
 import { createRedis, type RedisClient } from './redis.ts'
+import { isRedisConnectionError, watchBullmqErrors } from './redis-errors.ts'
 import { isClusterUrl, queuePrefixFor } from './redis-target.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
@@ -38,7 +39,10 @@ export class QueueRegistry {
     let q = this.queues.get(name)
     if (!q) {
       q = new Queue(name, { connection: this.producer, prefix: this.prefixOf(name), defaultJobOptions: DEFAULT_JOB_OPTIONS, telemetry: queueTelemetry() })
-      q.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue error'))
+      // Connection errors are the shared producer connection's own, logged once by it (redis.ts).
+      q.on('error', (err) => {
+        if (!isRedisConnectionError(err)) logger.warn({ err: err.message, queue: name }, 'queue error')
+      })
       this.queues.set(name, q)
     }
     return q
@@ -62,7 +66,7 @@ export class QueueRegistry {
       prefix: this.prefixOf(name),
       autorun: true,
     })
-    ev.on('error', (err) => logger.warn({ err: err.message, queue: name }, 'queue events error'))
+    watchBullmqErrors(ev, conn, { queue: name, redis: 'queue-events' }, 'queue events error')
     ev.on('completed', ({ jobId, returnvalue }) => this.settle(name, jobId, { event: 'completed', returnvalue }))
     ev.on('failed', ({ jobId, failedReason }) => this.settle(name, jobId, { event: 'failed', failedReason }))
     this.events.set(name, { ev, conn })

@@ -3,6 +3,7 @@
 // producers fail fast so that a Redis outage becomes a 503 instead of a hung request.
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { parseRedisTarget, type RedisTarget } from './redis-target.ts'
+import { watchRedisErrors } from './redis-errors.ts'
 
 /** A connection to whatever REDIS_URL names: ioredis Redis (one server, Sentinel) or Cluster. */
 export type RedisClient = Redis | Cluster
@@ -30,7 +31,11 @@ function roleOptions(role: RedisRole): RedisOptions {
 }
 
 export function createRedis(url: string, role: RedisRole, extra: RedisOptions = {}): RedisClient {
-  return connect(parseRedisTarget(url), role, extra)
+  const client = connect(parseRedisTarget(url), role, extra)
+  // Every client has an error listener from birth: an outage is logged once, never printed by
+  // ioredis as an unhandled error event (BullMQ never listens to the client a Worker copies).
+  watchRedisErrors(client, { redis: extra.connectionName ?? role })
+  return client
 }
 
 function connect(target: RedisTarget, role: RedisRole, extra: RedisOptions): RedisClient {

@@ -7,6 +7,7 @@ import { PermanentJobError } from './job.ts'
 import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
 import { createRedis, type RedisClient } from './redis.ts'
+import { watchBullmqErrors } from './redis-errors.ts'
 
 export interface RegisteredWorker {
   queue: string
@@ -57,7 +58,7 @@ export async function registerWorker(
     },
   )
   worker.on('failed', (job, err) => log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'))
-  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'))
+  watchBullmqErrors(worker, connection, { queue: def.queue, redis: 'worker' }, 'worker error')
   await upsertScheduler(platform, def)
   await worker.waitUntilReady()
   return { queue: def.queue, worker, connection }
@@ -72,13 +73,28 @@ export async function upsertScheduler(platform: Platform, def: JobDefinition): P
     .upsertJobScheduler(id, every ? { every } : { pattern, tz: 'UTC' }, { name: def.queue, data: payload, opts: def.options })
 }
 
-/** Close workers, letting active jobs finish for at most timeoutMs, then force. */
+/** Resolve 'done' when `p` settles, or 'timeout' after `ms`. */
+async function within(p: Promise<unknown>, ms: number): Promise<'done' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined
+  const t = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)))
+  try {
+    return await Promise.race([p.then(() => 'done' as const), t])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Close workers, letting active jobs finish for at most timeoutMs, then drop their connections.
+ * (BullMQ's close() is memoized: a close(true) after close() returns the same promise and forces
+ * nothing. And after a cluster master failover a worker's close could wait for ever on its blocking
+ * connection to the dead node.) An interrupted job is taken over once its lock expires.
+ */
 export async function closeWorkers(workers: RegisteredWorker[], timeoutMs: number): Promise<void> {
-  const graceful = Promise.allSettled(workers.map((w) => w.worker.close()))
-  const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref())
-  if ((await Promise.race([graceful, timer])) === 'timeout') {
-    logger.warn('workers did not finish in time; forcing close')
-    await Promise.allSettled(workers.map((w) => w.worker.close(true)))
+  const closing = Promise.allSettled(workers.map((w) => w.worker.close()))
+  if ((await within(closing, timeoutMs)) === 'timeout') {
+    logger.warn('workers did not finish in time; dropping their connections')
+    await within(Promise.allSettled(workers.map((w) => w.worker.disconnect())), 2_000)
   }
   for (const w of workers) w.connection.disconnect()
 }

@@ -78,7 +78,6 @@ export class LiveHub {
   constructor(private readonly platform: Platform) {
     // ioredis re-subscribes every channel by itself after a reconnect.
     this.sub = createRedis(platform.redisUrl, 'blocking', { connectionName: 'webhooks-live' })
-    this.sub.on('error', (err) => logger.warn({ err: String(err) }, 'webhooks live subscriber error'))
     this.sub.on('message', (channel: string, raw: string) => {
       const set = this.listeners.get(channel)
       if (!set) return

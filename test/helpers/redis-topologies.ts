@@ -1,5 +1,5 @@
 // Real Redis topologies for tests, as operators run them, on free loopback ports in a temp dir:
-// a Redis Cluster made with `redis-cli --cluster create`, and a master + replica watched by one
+// a Redis Cluster made with `redis-cli --cluster create` (optionally with replicas), and a master + replica watched by one
 // Sentinel (`redis-server --sentinel`, what Debian's redis-sentinel package runs). Each returns
 // the REDIS_URL the system is configured with and direct connections for looking inside.
 import { execFile } from 'node:child_process'
@@ -50,31 +50,97 @@ async function waitUntil(fn: () => Promise<boolean>, timeoutMs: number, what: st
 export interface TestCluster {
   url: string
   nodes: RedisNode[]
-  /** One direct (non-cluster) connection per master node. */
+  /** One direct (non-cluster) connection per node that was a master when the cluster was made. */
   direct(): Redis[]
+  /** The port of the master that serves `key` now, and of its replica (if it has one), as a live node says. */
+  shardOf(key: string): Promise<{ master: number; replica?: number }>
+  /** The node on this port. */
+  node(port: number): RedisNode
   stop(): Promise<void>
 }
 
-/** `masters` masters (no replicas), slots split evenly by redis-cli. */
-export async function startCluster(masters = 3): Promise<TestCluster> {
+interface NodeLine {
+  id: string
+  port: number
+  flags: string[]
+  masterId: string
+  slots: [number, number][]
+}
+
+/** `CLUSTER NODES`, parsed: one line per node (`id ip:port@cport flags master … slots`). */
+function parseNodes(text: string): NodeLine[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, addr, flags, masterId, , , , , ...slots] = line.split(' ')
+      return {
+        id: id!,
+        port: Number(/:(\d+)@/.exec(addr!)![1]),
+        flags: flags!.split(','),
+        masterId: masterId!,
+        slots: slots.filter((x) => /^\d+(-\d+)?$/.test(x)).map((r) => r.split('-').map(Number) as [number, number]).map(([a, b]) => [a, b ?? a] as [number, number]),
+      }
+    })
+}
+
+/**
+ * `masters` masters, slots split evenly by redis-cli, each with `replicas` replicas
+ * (`--cluster-replicas`). A short node timeout (2 s) so a dead master's replica is promoted within
+ * seconds, as Sentinel's `down-after-milliseconds 2000` in startSentinel.
+ */
+export async function startCluster(masters = 3, replicas = 0): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'qw-cluster-'))
   const nodes: RedisNode[] = []
-  for (let i = 0; i < masters; i++) {
+  const nodeTimeout = replicas > 0 ? '2000' : '5000'
+  for (let i = 0; i < masters * (1 + replicas); i++) {
     const port = await getPort({ host: '127.0.0.1' })
-    nodes.push(
-      await startNode(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000']),
-    )
+    nodes.push(await startNode(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', nodeTimeout]))
   }
   const addrs = nodes.map((n) => `127.0.0.1:${n.port}`)
-  await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 })
-  const conns = nodes.map((n) => new Redis(n.port, '127.0.0.1', { lazyConnect: false }))
-  await waitUntil(async () => (await Promise.all(conns.map((c) => c.cluster('INFO')))).every((i) => /cluster_state:ok/.test(String(i))), 30_000, 'cluster_state:ok')
+  await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 })
+  const all = nodes.map((n) => new Redis(n.port, '127.0.0.1', { lazyConnect: false }))
+  all.forEach((c) => c.on('error', () => undefined)) // nodes are killed on purpose
+  await waitUntil(async () => (await Promise.all(all.map((c) => c.cluster('INFO')))).every((i) => /cluster_state:ok/.test(String(i))), 30_000, 'cluster_state:ok')
+  if (replicas > 0) {
+    // Every node knows every replica, and every replica is in sync with its master.
+    await waitUntil(
+      async () => (await Promise.all(all.map(async (c) => parseNodes(String(await c.cluster('NODES'))).filter((n) => n.flags.includes('slave')).length))).every((k) => k === masters * replicas),
+      30_000,
+      'every node to see the replicas',
+    )
+    await waitUntil(
+      async () => (await Promise.all(all.map((c) => c.info('replication')))).filter((i) => /master_link_status:up/.test(i)).length === masters * replicas,
+      30_000,
+      'replicas in sync',
+    )
+  }
+  const roles = await Promise.all(all.map(async (c) => ((await c.call('ROLE')) as string[])[0]))
+  const conns = all.filter((_, i) => roles[i] === 'master')
+  const live = async (): Promise<Redis> => {
+    for (const c of all) if ((await c.ping().catch(() => null)) === 'PONG') return c
+    throw new Error('no live cluster node')
+  }
   return {
     url: `redis+cluster://${addrs.join(',')}`,
     nodes,
     direct: () => conns,
+    async shardOf(key) {
+      const c = await live()
+      const slot = Number(await c.cluster('KEYSLOT', key))
+      const lines = parseNodes(String(await c.cluster('NODES')))
+      const master = lines.find((n) => n.flags.includes('master') && !n.flags.includes('fail') && n.slots.some(([a, b]) => slot >= a && slot <= b))
+      if (!master) throw new Error(`no master serves slot ${slot}`)
+      const replica = lines.find((n) => n.masterId === master.id && !n.flags.includes('fail'))
+      return { master: master.port, ...(replica ? { replica: replica.port } : {}) }
+    },
+    node(port) {
+      const n = nodes.find((x) => x.port === port)
+      if (!n) throw new Error(`no node on port ${port}`)
+      return n
+    },
     async stop() {
-      for (const c of conns) c.disconnect()
+      for (const c of all) c.disconnect()
       await Promise.all(nodes.map((n) => n.stop()))
     },
   }
