@@ -101,7 +101,8 @@ describe('flags: OFREP web provider in Chromium, from another origin', function 
 
     const first = await page.evaluate(
       async ({ api, sdkKey }) => {
-        const provider = new OFREPWebProvider({ baseUrl: api, headers: [['Authorization', `Bearer ${sdkKey}`]], pollInterval: 500 })
+        // Polling on purpose: with the advertised change stream the provider would not poll (flags-stream-browser.test.ts).
+        const provider = new OFREPWebProvider({ baseUrl: api, headers: [['Authorization', `Bearer ${sdkKey}`]], pollInterval: 500, changeDetection: 'polling' })
         await OpenFeature.setProviderAndWait(provider)
         await OpenFeature.setContext({ targetingKey: 'user-1', country: 'DE' })
         const d = OpenFeature.getClient().getBooleanDetails('new-checkout', true)

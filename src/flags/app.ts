@@ -15,10 +15,15 @@ import { flagsRouter } from './routes.ts'
 import { segmentsRouter } from './segment-routes.ts'
 import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
+import { ChangeHub } from './change-hub.ts'
+import { StreamSlots } from './stream-slots.ts'
+import { streamRouter } from './stream-routes.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
   const gate = evaluationGate(platform, cache)
+  const hub = new ChangeHub(cache)
+  const slots = new StreamSlots(platform)
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
@@ -28,13 +33,15 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
   return {
     app,
     async close() {
       gate.close()
+      hub.close()
+      slots.close()
       await cache.close()
     },
   }

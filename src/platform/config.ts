@@ -121,6 +121,8 @@ const schema = z.object({
     .default('0,5000,300000,1800000,7200000,18000000,36000000'),
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
+  /** Comment lines on idle flag change streams (GET /ofrep/v1/stream) this often; the issue asks ≤ 25 s. */
+  FLAGS_STREAM_HEARTBEAT_MS: ms.max(25_000).default(20_000),
 }).superRefine((c, ctx) => {
   // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in
   // the prefix would override it, and a tag for everything puts every queue on one shard.
