@@ -338,13 +338,14 @@ describe('flags: change stream (SSE) across two API replicas', function () {
 
   it('slots are leased: renewed while the stream lives, free again once a crashed replica stops renewing', async () => {
     const t = await signup()
-    const x = new StreamSlots(a.platform, { leaseMs: 300 })
-    const y = new StreamSlots(b.platform, { leaseMs: 300 })
+    // Leases long enough that a loaded machine renews them in time (every third of a lease).
+    const x = new StreamSlots(a.platform, { leaseMs: 1_500 })
+    const y = new StreamSlots(b.platform, { leaseMs: 1_500 })
     try {
       for (let i = 0; i < 10; i++) await x.acquire(t.accountId, 'free')
       await assert.rejects(y.acquire(t.accountId, 'free'), (e: HttpError) => e.status === 429)
-      // Several leases later the renewed slots are still taken.
-      await sleep(1_000)
+      // Past the first lease the renewed slots are still taken.
+      await sleep(2_500)
       await assert.rejects(y.acquire(t.accountId, 'free'), (e: HttpError) => e.status === 429)
       // Replica x "crashes": it stops renewing and never releases.
       x.close()

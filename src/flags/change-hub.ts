@@ -42,7 +42,10 @@ export class ChangeHub {
     // The cache's version check covers only the flag sets it holds: keep ours held (an LRU eviction
     // or an invalidation nobody re-read would otherwise leave a group unwatched).
     this.timer = setInterval(() => {
-      for (const g of this.groups.values()) if (!this.cache.heldSnapshot(g.id)) void this.refresh(g)
+      for (const g of this.groups.values()) {
+        if (this.cache.heldSnapshot(g.id)) continue
+        this.refresh(g).catch((err) => logger.warn({ err: String(err), snapshot: g.id }, 'change stream refresh failed'))
+      }
     }, opts.checkMs ?? 1_000)
     this.timer.unref()
   }
