@@ -276,6 +276,8 @@ describe('flags: change stream (SSE) across two API replicas', function () {
     assertJsonError(await get(`${streamB()}?sdk_key=${'x'.repeat(5000)}`), 401)
     assertJsonError(await get(`${streamB()}?sdk_key=a&sdk_key=b`), 401)
     assertJsonError(await get(`${streamB()}?sdk_key=${encodeURIComponent('fbsdk_ünïcødé')}`), 401)
+    // The header wins over the query string: a bad header is not rescued by a good query key.
+    assertJsonError(await get(`${streamB()}?sdk_key=${t.sdkKey}`, { key: 'fbsdk_nope' }), 401)
 
     // A stream open with a key that is then rotated is ended; the old key cannot open another.
     const live = track(await rawStream(`${streamB()}?sdk_key=${t.sdkKey}`, {}))
