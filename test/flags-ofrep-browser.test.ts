@@ -5,52 +5,12 @@
 // origin the project does not allow cannot read evaluations. Typed flags (number, object, variants)
 // read through the web provider, and TYPE_MISMATCH for the wrong type.
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import type { Server } from 'node:http'
 import { type Browser, type Page } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, post } from './helpers/http.ts'
 import { launchChromium } from './helpers/browser.ts'
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-/** The SDK and provider as one script that puts them on window (what a page's bundler would do). */
-async function bundleSdk(): Promise<string> {
-  const out = await build({
-    stdin: {
-      contents: `
-        import { OpenFeature, ProviderEvents } from '@openfeature/web-sdk'
-        import { OFREPWebProvider } from '@openfeature/ofrep-web-provider'
-        Object.assign(window, { OpenFeature, ProviderEvents, OFREPWebProvider })`,
-      resolveDir: ROOT,
-      loader: 'js',
-    },
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2020',
-    write: false,
-    logLevel: 'silent',
-  })
-  return out.outputFiles[0]!.text
-}
-
-/** A static site on its own port: the page and the bundle. */
-async function serveSite(bundle: string): Promise<{ server: Server; origin: string }> {
-  const server = createServer((req, res) => {
-    if (req.url === '/sdk.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' })
-      res.end(bundle)
-    } else {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      res.end('<!doctype html><meta charset="utf-8"><title>flags</title><script src="/sdk.js"></script><p>app</p>')
-    }
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
-}
+import { bundleSdk, serveSite } from './helpers/ofrep-web.ts'
 
 declare const OpenFeature: typeof import('@openfeature/web-sdk').OpenFeature
 declare const OFREPWebProvider: typeof import('@openfeature/ofrep-web-provider').OFREPWebProvider
@@ -101,7 +61,8 @@ describe('flags: OFREP web provider in Chromium, from another origin', function 
 
     const first = await page.evaluate(
       async ({ api, sdkKey }) => {
-        const provider = new OFREPWebProvider({ baseUrl: api, headers: [['Authorization', `Bearer ${sdkKey}`]], pollInterval: 500 })
+        // Polling on purpose: with the advertised change stream the provider would not poll (flags-stream-browser.test.ts).
+        const provider = new OFREPWebProvider({ baseUrl: api, headers: [['Authorization', `Bearer ${sdkKey}`]], pollInterval: 500, changeDetection: 'polling' })
         await OpenFeature.setProviderAndWait(provider)
         await OpenFeature.setContext({ targetingKey: 'user-1', country: 'DE' })
         const d = OpenFeature.getClient().getBooleanDetails('new-checkout', true)

@@ -185,7 +185,7 @@ describe('flags: OpenFeature (OFREP)', () => {
       const empty = await signup()
       const r = await ofrep('', {}, empty.sdkKey)
       assert.equal(r.status, 200)
-      assert.deepEqual(r.json, { flags: [] })
+      assert.deepEqual(r.json, { flags: [], eventStreams: [{ type: 'sse', endpoint: { requestUri: `/ofrep/v1/stream?sdk_key=${empty.sdkKey}` }, inactivityDelaySec: 120 }] })
     })
 
     it('rate limited requests are 429 with Retry-After (shared with the native API)', async () => {

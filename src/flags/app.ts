@@ -17,10 +17,15 @@ import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk-auth.ts'
 import { historyRouter } from './history-routes.ts'
 import { webhooksRouter } from './webhook-routes.ts'
+import { ChangeHub } from './change-hub.ts'
+import { StreamSlots } from './stream-slots.ts'
+import { streamRouter } from './stream-routes.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
   const gate = evaluationGate(platform, cache)
+  const hub = new ChangeHub(cache)
+  const slots = new StreamSlots(platform)
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
@@ -30,13 +35,15 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), webhooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit)],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), webhooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
   return {
     app,
     async close() {
       gate.close()
+      hub.close()
+      slots.close()
       await cache.close()
     },
   }

@@ -8,6 +8,7 @@
 //    moved. After a subscriber reconnect everything is dropped.
 // Plans (which set the rate limit) are refreshed every 10 s by the same loop.
 import { LRUCache } from 'lru-cache'
+import { createHash } from 'node:crypto'
 import type { Db } from 'mongodb'
 import { getAccount } from '../platform/accounts.ts'
 import type { Plan } from '../platform/billing/plans.ts'
@@ -42,6 +43,11 @@ export interface ProjectSnapshot {
   projectId: string
   environment: string
   version: number
+  /**
+   * The flag set's tag: a hash of this environment's flag definitions and the project's segments,
+   * so it moves only when what this environment evaluates may have changed (change streams).
+   */
+  tag: string
   byKey: Map<string, CompiledFlag>
   /** Sorted by key (bulk evaluation order). */
   all: CompiledFlag[]
@@ -59,6 +65,9 @@ export interface FlagCacheOptions {
 }
 
 type Message = { p: string; keys?: boolean }
+
+/** Told when a project's snapshots are dropped (null: everything was); `keys` when its SDK keys were. */
+export type InvalidationListener = (projectId: string | null, keys: boolean) => void
 
 export class FlagCache {
   private readonly db: Db
@@ -81,6 +90,7 @@ export class FlagCache {
   private readonly environmentSnapshots = new Map<string, Set<string>>()
   private readonly generation = new Map<string, number>()
   private keyEpoch = 0
+  private readonly listeners = new Set<InvalidationListener>()
   private timer: NodeJS.Timeout | null = null
   private polls = 0
   private connectedOnce = false
@@ -114,6 +124,29 @@ export class FlagCache {
     this.closed = true
     if (this.timer) clearInterval(this.timer)
     this.subscriber.disconnect()
+  }
+
+  /** Listen to invalidations (pub/sub, local changes, the version check); returns the unsubscribe. */
+  onInvalidate(l: InvalidationListener): () => void {
+    this.listeners.add(l)
+    return () => void this.listeners.delete(l)
+  }
+
+  private tell(projectId: string | null, keys: boolean): void {
+    for (const l of this.listeners) {
+      try {
+        l(projectId, keys)
+      } catch (err) {
+        logger.warn({ err: String(err) }, 'flags invalidation listener failed')
+      }
+    }
+  }
+
+  /** Loads a snapshot again from the database (a client reported a newer flag set than ours). */
+  reload(projectId: string): Promise<ProjectSnapshot | null> {
+    this.snapshots.delete(projectId)
+    this.loading.delete(projectId)
+    return this.snapshot(projectId)
   }
 
   /** The entry of a key this replica already holds, without waiting; undefined: ask resolveKey. */
@@ -190,11 +223,17 @@ export class FlagCache {
     if (!project || !environmentNames(project).includes(environment)) return null
     const [docs, segs] = await Promise.all([listFlags(this.db, projectId), listSegments(this.db, projectId)])
     const byName = new Map(segs.map((s) => [s.name, s.conditions]))
-    const all = docs.map((d) => compileFlag(definitionOf(d, environment), byName))
+    const defs = docs.map((d) => definitionOf(d, environment))
+    const all = defs.map((d) => compileFlag(d, byName))
+    const tag = createHash('sha256')
+      .update(JSON.stringify([defs, segs.map((s) => [s.name, s.conditions])]))
+      .digest('base64url')
+      .slice(0, 22)
     const snap: ProjectSnapshot = {
       projectId,
       environment,
       version: project.version,
+      tag,
       byKey: new Map(all.map((f) => [f.key, f])),
       all,
       origins: originPolicy(allowedOriginsOf(project)),
@@ -248,6 +287,7 @@ export class FlagCache {
       for (const hash of retired) this.keys.delete(hash)
       for (const [key, hash] of this.hashOfKey) if (retired.has(hash)) this.hashOfKey.delete(key)
     }
+    this.tell(projectId, keys)
   }
 
   private clear(): void {
@@ -257,6 +297,7 @@ export class FlagCache {
     this.keys.clear()
     this.hashOfKey.clear()
     this.keyEpoch++
+    this.tell(null, true)
   }
 
   /** The safety net: drop snapshots whose version moved and keys that were rotated away. */
@@ -281,6 +322,7 @@ export class FlagCache {
       if (!p || environmentOfKey(p, hash) !== e.environment) {
         this.keyEpoch++
         this.keys.delete(hash)
+        this.tell(e.project, true)
       }
     }
     if (this.polls % (this.opts.planEvery ?? 10) === 0) await this.refreshPlans()

@@ -1,6 +1,7 @@
 // OpenFeature Remote Evaluation Protocol: POST /ofrep/v1/evaluate/flags/{key} (single flag) and
 // POST /ofrep/v1/evaluate/flags (every flag of the project, with ETag / If-None-Match → 304).
 // Authenticated with the project's SDK key as a Bearer token (or X-API-Key, as the spec allows).
+// Both the bulk answer and the configuration advertise the change stream (`eventStreams`, ADR-0008).
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
@@ -13,6 +14,8 @@ import { readJson } from './ofrep-body.ts'
 import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
 import { normalizeContext } from './rules.ts'
 import type { Admit } from './sdk-auth.ts'
+import { eventStreamsFor } from './stream-advert.ts'
+import type { Config } from '../platform/config.ts'
 
 function fail(ctx: Context, status: number, body: OfrepFailure): void {
   ctx.status = status
@@ -33,14 +36,18 @@ export function matchesEtag(header: string, etag: string): boolean {
   })
 }
 
-export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
+export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config, 'FLAGS_PUBLIC_URL'>): Router {
   const router = new Router({ prefix: '/ofrep/v1' })
 
   // Each route loads the project right after authenticating: its allowed origins decide, for
   // everything answered from then on, which browser pages may read the answer.
+  // A re-fetch an event stream triggered names the flag set's tag it was told of
+  // (`flagConfigEtag`): a replica that has not heard of that change yet reads the flags again.
   const projectOf = async (ctx: Context) => {
     const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
-    const snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    let snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
+    const told = ctx.query.flagConfigEtag
+    if (typeof told === 'string' && told !== '' && told !== snap.tag && snap !== EMPTY_SNAPSHOT) snap = (await cache.reload(sdk.projectId)) ?? EMPTY_SNAPSHOT
     corsByProject(ctx, snap.origins)
     return snap
   }
@@ -71,7 +78,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     const context = normalizeContext(c.context)
     const results = snap.all.map((f) => evaluateOfrep(f, context))
     for (const r of results) metrics.evaluation(r.reason)
-    const json = JSON.stringify({ flags: results })
+    const json = JSON.stringify({ flags: results, eventStreams: eventStreamsFor(credentials(ctx)!, config) })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
     ctx.set('ETag', etag)
@@ -89,7 +96,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit): Router {
     ctx.body = {
       name: 'queueworks-flags',
       capabilities: {
-        cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 } },
+        cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 }, eventStreams: eventStreamsFor(credentials(ctx)!, config) },
         flagEvaluation: { supportedTypes: ['boolean', 'string', 'number', 'object'] },
       },
     }

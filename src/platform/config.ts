@@ -129,6 +129,8 @@ const schema = z.object({
     .string()
     .refine((s) => Buffer.from(s, 'base64').length === 32, { error: 'must be 32 bytes, base64-encoded (openssl rand -base64 32)' })
     .optional(),
+  /** Comment lines on idle flag change streams (GET /ofrep/v1/stream) this often; the issue asks ≤ 25 s. */
+  FLAGS_STREAM_HEARTBEAT_MS: ms.max(25_000).default(20_000),
 }).superRefine((c, ctx) => {
   // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in
   // the prefix would override it, and a tag for everything puts every queue on one shard.
