@@ -49,9 +49,10 @@ export async function registerWorker(
       prefix: platform.queues.prefixOf(def.queue),
       concurrency: opts.concurrency ?? (typeof def.concurrency === 'function' ? def.concurrency(platform.config) : def.concurrency) ?? 1,
       // A dead worker's job is taken over at most lock + stall interval after its last renewal
-      // (renewals come every lock/2): 8 s + 4 s by default (docs/operations.md, "Worker death").
+      // (renewals come every lock/2): within 8 s + 2 s of the death by default (docs/operations.md,
+      // "Worker death"). The check is one small Lua script per worker per interval.
       lockDuration: platform.config.JOB_LOCK_MS,
-      stalledInterval: Math.max(1_000, Math.floor(platform.config.JOB_LOCK_MS / 2)),
+      stalledInterval: Math.max(1_000, Math.floor(platform.config.JOB_LOCK_MS / 4)),
       maxStalledCount: 2,
       // The consumer span of each job continues the trace of the request that enqueued it.
       telemetry: queueTelemetry(),
