@@ -226,7 +226,8 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
       ...paymentDetails,
       ...(qr?.page ?? []),
     ],
-    footer: (current: number, count: number): Content => ({
+    // The Swiss QR-bill page carries nothing but the payment part: the footer would print into it.
+    footer: (current: number, count: number): Content => qr?.page && current === count ? { text: '' } : ({
       margin: [48, 16, 48, 0],
       columns: [
         footerText ? t(footerText, { fontSize: 8, color: MUTED }) : { text: '' },

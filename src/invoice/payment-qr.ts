@@ -5,9 +5,9 @@
 //           swissqrbill package as SVG, on its own last page as the QR-bill standard places it.
 // einvoice-requirements.ts checks beforehand that the request has what each needs.
 import type { Content } from 'pdfmake/interfaces.js'
-import { SwissQRBill } from 'swissqrbill/svg'
 import type { Data } from 'swissqrbill/types'
 import { decimalString } from './money.ts'
+import { SwissQRBill } from './swiss-qr-version.ts'
 import type { InvoiceRequest } from './invoice-request.ts'
 
 /** The EPC069-12 payload: one field per line, in this order. */
@@ -47,6 +47,9 @@ export function swissProblem(req: InvoiceRequest): string | null {
   }
 }
 
+/** CSS px per mm: the unit the SVG renderer converts the bill's mm into. */
+const MM_PX = 96 / 25.4
+
 const SWISS_LANGUAGE: Record<string, 'DE' | 'FR' | 'IT' | 'EN'> = { de: 'DE', fr: 'FR', it: 'IT' }
 
 /**
@@ -61,12 +64,12 @@ export function paymentQr(req: InvoiceRequest, totalMinor: bigint, exp: number, 
   if (req.payment_qr === 'swiss') {
     const svg = new SwissQRBill(swissData(req, totalMinor, exp), { language: SWISS_LANGUAGE[req.locale ?? 'en'] ?? 'EN' })
       .toString()
-      // Sized in points for pdfmake (its SVG renderer reads "210mm" as 210 units).
-      .replace('width="210mm" height="105mm"', 'width="595.28" height="297.64"')
+      // Sized in points for pdfmake (it reads "210mm" as 210 points). The drawing inside is in
+      // mm, which the SVG renderer turns into CSS px (96 per inch): the viewBox is the bill in px,
+      // so it is scaled to exactly 210 × 105 mm. Without it the part was drawn 4/3 too large
+      // and clipped at the page edge, cutting off the bottom of the QR code.
+      .replace('width="210mm" height="105mm"', `width="595.28" height="297.64" viewBox="0 0 ${MM_PX * 210} ${MM_PX * 105}"`)
       .replace(/font-family="[^"]*"/g, `font-family="${svgFont}"`)
-      // The QR code is one rect per module; a hairline outline closes the gaps a rasteriser
-      // leaves between neighbours, which otherwise stop scanners reading it.
-      .replace(/(<rect [^>]*fill="black") \/>/g, '$1 stroke="black" stroke-width="0.05mm" />')
     // A4 is 595.28 × 841.89 pt; the payment part is the bottom 105 mm (297.64 pt) of its page.
     return {
       content: { text: '' },

@@ -4,6 +4,7 @@ import pdfmake from 'pdfmake'
 import { buildInvoiceDocument, type BuildOptions } from './document.ts'
 import { INVALID_LOGO } from './logo.ts'
 import { embeddedFontFiles, pdfmakeFonts, READABLE_FONT_FILES } from './fonts.ts'
+import { shareParsedFonts } from './font-cache.ts'
 import type { InvoiceRequest } from './schema.ts'
 
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
@@ -38,7 +39,9 @@ async function imageDecodes(dataUrl: string): Promise<boolean> {
 async function render(req: InvoiceRequest, opts: BuildOptions): Promise<Buffer> {
   const { doc, base } = buildInvoiceDocument(req, opts)
   if (base !== 'Helvetica' && !vfsLoaded) {
-    for (const [name, buf] of Object.entries(embeddedFontFiles())) vfs.writeFileSync(name, buf)
+    const files = embeddedFontFiles()
+    for (const [name, buf] of Object.entries(files)) vfs.writeFileSync(name, buf)
+    shareParsedFonts(files)
     vfsLoaded = true
   }
   pdfmake.setFonts(pdfmakeFonts(base))

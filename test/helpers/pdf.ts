@@ -23,3 +23,11 @@ export function pdfPages(buf: Buffer): number {
 export function qpdfCheck(buf: Buffer): void {
   execFileSync('qpdf', ['--check', tmpFile(buf)], { stdio: 'pipe' })
 }
+
+/** Every word on one page with its box in points from the top-left corner (pdftotext -bbox). */
+export function pdfWords(buf: Buffer, page: number): { word: string; x: number; y: number; right: number; bottom: number }[] {
+  const xml = execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), tmpFile(buf), '-'], { encoding: 'utf8' })
+  return [...xml.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+    word: m[5]!, x: Number(m[1]), y: Number(m[2]), right: Number(m[3]), bottom: Number(m[4]),
+  }))
+}

@@ -1,0 +1,61 @@
+// Parsed fonts shared between documents. PDFKit (under pdfmake) makes a new fontkit font from an
+// embedded font's bytes for every document, and fontkit then decodes that font's tables again on
+// first use, its OpenType layout tables (GSUB/GPOS, read on every text measurement) most of all:
+// ~40 % of a Factur-X render, which embeds Noto Sans (PDF/A requires every font embedded). Here
+// the font files this service registers are parsed once per thread, and each document's PDFKit
+// font is pointed at that parsed font. PDFKit still keeps its own per-document subset and layout
+// cache, so every PDF embeds exactly the glyphs it uses, as before.
+//
+// The hook is pdfmake's PDFDocument.provideFont (the one place pdfmake turns a font file name into
+// a PDFKit font): fontkit's own create() export cannot be replaced (a non-configurable getter).
+import { createRequire } from 'node:module'
+
+interface FontkitFont {
+  createSubset(): unknown
+}
+interface PdfkitFont {
+  font?: FontkitFont
+  subset?: unknown
+}
+interface PdfmakeDocument {
+  fontCache: Record<string, Record<string, PdfkitFont> | undefined>
+  getFontType(bold: boolean, italics: boolean): string
+  getFontFile(family: string, bold: boolean, italics: boolean): unknown
+  provideFont(family: string, bold: boolean, italics: boolean): PdfkitFont
+}
+
+const require = createRequire(import.meta.url)
+const fontkit = require('fontkit') as { create(buffer: Uint8Array): FontkitFont }
+const proto = (require('pdfmake/js/PDFDocument') as { default: { prototype: PdfmakeDocument } }).default.prototype
+
+/** Font file name (as in pdfmake's font descriptors) → the font parsed once. */
+const parsed = new Map<string, FontkitFont>()
+
+/** Parse these font files once per thread; documents naming them reuse the parsed fonts. */
+export function shareParsedFonts(files: Record<string, Uint8Array>): void {
+  for (const [name, bytes] of Object.entries(files)) if (!parsed.has(name)) parsed.set(name, fontkit.create(bytes))
+}
+
+let reuses = 0
+
+/** How many document fonts were served from a shared parsed font in this thread (for tests). */
+export function sharedFontReuses(): number {
+  return reuses
+}
+
+const provideFont = proto.provideFont
+proto.provideFont = function (this: PdfmakeDocument, family: string, bold: boolean, italics: boolean): PdfkitFont {
+  const known = this.fontCache[family]?.[this.getFontType(bold, italics)]
+  const font = provideFont.call(this, family, bold, italics)
+  if (known) return font
+  const file = this.getFontFile(family, bold, italics)
+  const shared = typeof file === 'string' ? parsed.get(file) : undefined
+  // A new PDFKit font has just parsed the bytes again (cheap: fontkit decodes tables lazily, and
+  // none of the costly ones yet); it measures and subsets with the shared font from here on.
+  if (shared && font.font && font.font !== shared) {
+    font.font = shared
+    font.subset = shared.createSubset()
+    reuses++
+  }
+  return font
+}

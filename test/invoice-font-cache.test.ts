@@ -1,0 +1,38 @@
+// Fonts embedded in invoice PDFs are parsed once per render thread and shared by every document
+// (src/invoice/font-cache.ts): the documents use the shared font, and each still embeds only the
+// glyphs it prints (its own subset), so what one invoice prints never leaks into another.
+import assert from 'node:assert/strict'
+import { sharedFontReuses } from '../src/invoice/font-cache.ts'
+import { renderInvoicePdf } from '../src/invoice/render.ts'
+import { invoiceBodySchema } from '../src/invoice/schema.ts'
+import { pdfFonts } from './helpers/einvoice.ts'
+import { pdfText, qpdfCheck } from './helpers/pdf.ts'
+
+const request = (description: string) => invoiceBodySchema.parse({ invoice_number: 'F-1', date: '2026-11-02', items: [{ description, quantity: 1, unit_price: 10 }] })
+const render = (description: string) => renderInvoicePdf(request(description), { today: '2026-11-02', embedFonts: true })
+// The creation date and the file ID derived from it differ between renders; everything else of
+// these PDFs is a function of the request.
+const withoutDate = (pdf: Buffer) => pdf.toString('latin1').replace(/\(D:[^)]*\)/g, '').replace(/\/ID \[<[0-9a-f]+> <[0-9a-f]+>\]/gi, '')
+
+describe('invoice fonts: parsed once per thread, subset per document', () => {
+  it('documents with embedded fonts use the shared parsed font', async () => {
+    const before = sharedFontReuses()
+    await render('Consulting')
+    await render('Consulting')
+    // Regular and bold in each of the two documents.
+    assert.ok(sharedFontReuses() - before >= 4, `shared fonts used ${sharedFontReuses() - before} times`)
+  })
+
+  it('each PDF embeds its own subset: a document rendered after one with many more glyphs is byte for byte the same', async () => {
+    const first = await render('Consulting')
+    const wide = await render('Łódź Ærøskøbing Ελληνικά Кириллица ŞĞİ ÀÉÎÕÜ ₹₺₽ ½¾ ©®™')
+    const again = await render('Consulting')
+    for (const pdf of [first, wide, again]) {
+      qpdfCheck(pdf)
+      assert.deepEqual(pdfFonts(pdf).filter((f) => !f.embedded), [])
+    }
+    assert.match(pdfText(wide), /Łódź Ærøskøbing Ελληνικά Кириллица/)
+    assert.ok(wide.length > first.length + 2_000, `the wide subset is larger (${wide.length} vs ${first.length} bytes)`)
+    assert.equal(withoutDate(again), withoutDate(first))
+  })
+})
