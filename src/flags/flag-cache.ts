@@ -149,6 +149,11 @@ export class FlagCache {
     return this.snapshot(projectId)
   }
 
+  /** Moves whenever keys may have been rotated away: a caller that resolved a key before a move checks it again. */
+  get keyGeneration(): number {
+    return this.keyEpoch
+  }
+
   /** The entry of a key this replica already holds, without waiting; undefined: ask resolveKey. */
   knownKey(sdkKey: string): SdkKeyEntry | undefined {
     if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return undefined

@@ -8,13 +8,13 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { bearerToken } from '../platform/http/auth.ts'
-import { badRequest } from '../platform/http/errors.ts'
+import { badRequest, HttpError } from '../platform/http/errors.ts'
 import { openSse } from '../platform/http/sse.ts'
 import type { ChangeHub } from './change-hub.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
 import { corsByProject } from './evaluation-cors.ts'
 import type { FlagCache } from './flag-cache.ts'
-import type { Admit } from './sdk-auth.ts'
+import { SDK_UNAUTHORIZED, type Admit } from './sdk-auth.ts'
 import type { StreamSlots } from './stream-slots.ts'
 
 export const STREAM_PATH = '/ofrep/v1/stream'
@@ -48,6 +48,7 @@ export function streamRouter(cache: FlagCache, admit: Admit, hub: ChangeHub, slo
 
   router.get(STREAM_PATH, async (ctx) => {
     const sdkKey = streamKey(ctx)
+    const keysBefore = cache.keyGeneration
     const entry = await admit(sdkKey, { 'WWW-Authenticate': 'Bearer' })
     const after = lastEventId(ctx)
     const snap = (await cache.snapshot(entry.projectId)) ?? EMPTY_SNAPSHOT
@@ -62,6 +63,7 @@ export function streamRouter(cache: FlagCache, admit: Admit, hub: ChangeHub, slo
       sent = tag
       stream.send({ id: tag, event: 'message', data: eventData('refetchEvaluation', tag) })
     }
+    let revoked = false
     let joined: Awaited<ReturnType<ChangeHub['join']>>
     try {
       joined = await hub.join(entry, {
@@ -70,8 +72,18 @@ export function streamRouter(cache: FlagCache, admit: Admit, hub: ChangeHub, slo
           latest = tag
           deliver(tag)
         },
-        onRevoked: () => stream?.close(),
+        onRevoked: () => {
+          revoked = true
+          stream?.close()
+        },
       })
+      // A rotation seen between the key's check and the join told the hub before this stream was
+      // in it: check the key again, or a revoked key would keep its stream open.
+      if (!revoked && cache.keyGeneration !== keysBefore) revoked = (await cache.resolveKey(sdkKey!))?.projectId !== entry.projectId
+      if (revoked) {
+        joined.leave()
+        throw new HttpError(401, SDK_UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' })
+      }
     } catch (err) {
       release()
       throw err
