@@ -2,7 +2,7 @@
 // (src/invoice/font-cache.ts): the documents use the shared font, and each still embeds only the
 // glyphs it prints (its own subset), so what one invoice prints never leaks into another.
 import assert from 'node:assert/strict'
-import { sharedFontReuses } from '../src/invoice/font-cache.ts'
+import { sharedFontReuses, sharedLayoutWords } from '../src/invoice/font-cache.ts'
 import { renderInvoicePdf } from '../src/invoice/render.ts'
 import { invoiceBodySchema } from '../src/invoice/schema.ts'
 import { pdfFonts } from './helpers/einvoice.ts'
@@ -21,6 +21,20 @@ describe('invoice fonts: parsed once per thread, subset per document', () => {
     await render('Consulting')
     // Regular and bold in each of the two documents.
     assert.ok(sharedFontReuses() - before >= 4, `shared fonts used ${sharedFontReuses() - before} times`)
+  })
+
+  it('word layouts are shared between documents: a word shaped once is not shaped again, and a later document prints the same', async () => {
+    const fonts = () => sharedLayoutWords('NotoSans-Regular.ttf') + sharedLayoutWords('NotoSans-Bold.ttf')
+    const first = await render('Quixotic zephyr')
+    const known = fonts()
+    assert.ok(known > 0, 'the rendered words are kept')
+    await render('Quixotic zephyr')
+    assert.equal(fonts(), known, 'the same words again add nothing')
+    await render('Quixotic zephyr jumbled')
+    assert.ok(fonts() > known, 'a new word is added')
+    // Justified and wrapped text of another document in between changes nothing of this one.
+    await renderInvoicePdf(invoiceBodySchema.parse({ invoice_number: 'F-2', date: '2026-11-02', notes: 'Quixotic zephyr '.repeat(40), items: [{ description: 'Quixotic', quantity: 1, unit_price: 10 }] }), { today: '2026-11-02', embedFonts: true })
+    assert.equal(withoutDate(await render('Quixotic zephyr')), withoutDate(first))
   })
 
   it('each PDF embeds its own subset: a document rendered after one with many more glyphs is byte for byte the same', async () => {

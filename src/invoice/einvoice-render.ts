@@ -3,6 +3,7 @@
 // @e-invoice-eu/core: UBL (Peppol BIS Billing 3.0), XRechnung CII, or Factur-X (the CII XML
 // embedded into the invoice PDF, made PDF/A-3b). Runs in the render threads.
 import { FormatFactoryService, invoiceSchema, ValidationService, type EInvoiceFormat, type Invoice, type Logger } from '@e-invoice-eu/core'
+import { XMLBuilder } from 'fast-xml-parser'
 import { Ajv2019, type ValidateFunction } from 'ajv/dist/2019.js'
 import { logger } from '../platform/logger.ts'
 import { buildEInvoice } from './einvoice-model.ts'
@@ -59,6 +60,39 @@ ciiProto.generate = async function (this: unknown, ...args: unknown[]) {
 export function withTradeDelivery(xml: string): string {
   if (xml.includes('<ram:ApplicableHeaderTradeDelivery')) return xml
   return xml.replace(/(\s*)<ram:ApplicableHeaderTradeSettlement>/, '$1<ram:ApplicableHeaderTradeDelivery/>$1<ram:ApplicableHeaderTradeSettlement>')
+}
+
+// @e-invoice-eu/core maps the invoice onto a plain object (element names as keys, `@name` attributes,
+// `#` text) and serialises it through xmlbuilder2's DOM, which builds a full W3C node tree and
+// re-resolves the root's five namespaces over it: ~70 % of an XML render. fast-xml-parser's
+// builder writes the same object straight to text (same elements, attributes, order and tab
+// indentation; quotes in text come out as &quot;/&apos;, equivalent XML: the tests compare the
+// canonical forms of both). Everything else of the library — the mapping, its defaults, the
+// Factur-X PDF/A-3 embedding — is unchanged.
+type XmlData = Record<string, unknown>
+const xmlBuilder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', textNodeName: '#', format: true, indentBy: '\t', suppressEmptyNode: true })
+let xmlProto = Object.getPrototypeOf(ciiProto) as { renderXML?: (data: XmlData) => string; cleanAttributes(data: XmlData): void }
+while (!Object.prototype.hasOwnProperty.call(xmlProto, 'renderXML')) xmlProto = Object.getPrototypeOf(xmlProto)
+/** The library's own serialiser (xmlbuilder2), kept for the tests that compare the two. */
+export const libraryRenderXML = xmlProto.renderXML!
+xmlProto.renderXML = function (this: typeof xmlProto, data: XmlData): string {
+  this.cleanAttributes(data)
+  return `<?xml version="1.0" encoding="utf-8"?>\n${(xmlBuilder.build(inlineTextGroups(data)) as string).trimEnd()}`
+}
+
+/**
+ * xmlbuilder2 reads a `#` key holding an object as that object's keys written in place (the
+ * library uses it for an amount with a currency attribute); the builder wants them inline.
+ */
+function inlineTextGroups(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(inlineTextGroups)
+  if (value === null || typeof value !== 'object') return value
+  const out: XmlData = {}
+  for (const [k, v] of Object.entries(value as XmlData)) {
+    if (k === '#' && v !== null && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, inlineTextGroups(v))
+    else out[k] = inlineTextGroups(v)
+  }
+  return out
 }
 
 const LANG: Record<string, string> = { en: 'en-us', de: 'de-de', fr: 'fr-fr', es: 'es-es', it: 'it-it', nl: 'nl-nl', 'pt-BR': 'pt-br', ja: 'ja-jp', 'zh-CN': 'zh-cn' }

@@ -16,6 +16,7 @@ interface FontkitFont {
 interface PdfkitFont {
   font?: FontkitFont
   subset?: unknown
+  layoutCache?: Record<string, unknown>
 }
 interface PdfmakeDocument {
   fontCache: Record<string, Record<string, PdfkitFont> | undefined>
@@ -38,6 +39,29 @@ export function shareParsedFonts(files: Record<string, Uint8Array>): void {
 
 let reuses = 0
 
+// PDFKit lays out (shapes) every word through fontkit's OpenType tables and caches the result per
+// document: with an embedded font that is most of a Factur-X render's text measurement, and an
+// invoice's labels, names, amounts and descriptions mostly repeat from one document to the next.
+// A layout depends only on the font and the word, and PDFKit copies a cached layout before it
+// changes anything (word spacing), so each parsed font keeps one word cache for every document
+// of the thread. It is started afresh when it passes MAX_WORDS, checked every CHECK_EVERY documents.
+const MAX_WORDS = 20_000
+const CHECK_EVERY = 200
+const layouts = new Map<string, { words: Record<string, unknown>; docs: number }>()
+
+function sharedLayouts(file: string): Record<string, unknown> {
+  let entry = layouts.get(file)
+  if (!entry) layouts.set(file, (entry = { words: Object.create(null) as Record<string, unknown>, docs: 0 }))
+  if (++entry.docs % CHECK_EVERY === 0 && Object.keys(entry.words).length > MAX_WORDS) entry.words = Object.create(null) as Record<string, unknown>
+  return entry.words
+}
+
+/** How many words' layouts the thread keeps for a font file (for tests). */
+export function sharedLayoutWords(file: string): number {
+  const entry = layouts.get(file)
+  return entry ? Object.keys(entry.words).length : 0
+}
+
 /** How many document fonts were served from a shared parsed font in this thread (for tests). */
 export function sharedFontReuses(): number {
   return reuses
@@ -55,6 +79,7 @@ proto.provideFont = function (this: PdfmakeDocument, family: string, bold: boole
   if (shared && font.font && font.font !== shared) {
     font.font = shared
     font.subset = shared.createSubset()
+    if (font.layoutCache) font.layoutCache = sharedLayouts(file as string)
     reuses++
   }
   return font

@@ -18,6 +18,15 @@ export interface InvoiceFormatter {
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 
+// Intl formatters are costly to build (~0.1 ms each) and immutable: built once per thread for each
+// locale, currency and precision, instead of a few per document and one per line's unit price.
+const intl = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat | Intl.DisplayNames>()
+function cached<T extends Intl.NumberFormat | Intl.DateTimeFormat | Intl.DisplayNames>(key: string, make: () => T): T {
+  let f = intl.get(key) as T | undefined
+  if (!f) intl.set(key, (f = make()))
+  return f
+}
+
 export function formatterFor(req: { locale?: InvoiceLocale; currency?: string; currency_symbol?: string }, symbol: string): InvoiceFormatter {
   if (!req.locale && !req.currency) {
     return {
@@ -32,16 +41,18 @@ export function formatterFor(req: { locale?: InvoiceLocale; currency?: string; c
   }
   const loc = req.locale ?? 'en'
   const exp = req.currency ? currencyExponent(req.currency) : 2
-  const plain = new Intl.NumberFormat(loc, { maximumFractionDigits: 20 })
+  const plain = cached(`plain ${loc}`, () => new Intl.NumberFormat(loc, { maximumFractionDigits: 20 }))
   const amount = (digits: number) =>
-    req.currency
-      ? new Intl.NumberFormat(loc, { style: 'currency', currency: req.currency, minimumFractionDigits: exp, maximumFractionDigits: Math.max(exp, digits) })
-      : new Intl.NumberFormat(loc, { minimumFractionDigits: exp, maximumFractionDigits: Math.max(exp, digits) })
+    cached(`amount ${loc} ${req.currency ?? ''} ${exp} ${Math.max(exp, digits)}`, () =>
+      req.currency
+        ? new Intl.NumberFormat(loc, { style: 'currency', currency: req.currency, minimumFractionDigits: exp, maximumFractionDigits: Math.max(exp, digits) })
+        : new Intl.NumberFormat(loc, { minimumFractionDigits: exp, maximumFractionDigits: Math.max(exp, digits) }),
+    )
   const money = amount(exp)
   // Without an ISO currency the request's symbol goes in front, as it always has.
   const withSymbol = (s: string) => (req.currency ? s : s.startsWith('-') ? `-${symbol}${s.slice(1)}` : `${symbol}${s}`)
-  const dates = new Intl.DateTimeFormat(loc, { dateStyle: 'long', timeZone: 'UTC' })
-  const regions = new Intl.DisplayNames([loc], { type: 'region' })
+  const dates = cached(`dates ${loc}`, () => new Intl.DateTimeFormat(loc, { dateStyle: 'long', timeZone: 'UTC' }))
+  const regions = cached(`regions ${loc}`, () => new Intl.DisplayNames([loc], { type: 'region' }))
   // Intl takes decimal strings exactly (no binary rounding on the way).
   const fmt = (nf: Intl.NumberFormat, s: string) => nf.format(s as unknown as number)
   return {

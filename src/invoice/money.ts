@@ -40,8 +40,16 @@ export function toMinor(amount: number, exp: number): bigint {
 }
 
 /** Minor-unit digits of an ISO 4217 currency as Intl knows them (EUR 2, JPY 0, BHD 3). */
+// Asked of Intl once per currency: a NumberFormat costs ~0.1 ms to build, and a render asks often.
+const exponents = new Map<string, number>()
+
 export function currencyExponent(code: string): number {
-  return new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
+  let exp = exponents.get(code)
+  if (exp === undefined) {
+    exp = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
+    exponents.set(code, exp)
+  }
+  return exp
 }
 
 /** Minor units as a plain decimal string with exactly `exp` decimals: 12345, 2 → "123.45". */
