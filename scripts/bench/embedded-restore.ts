@@ -79,7 +79,7 @@ async function restoreOnce(dir: string, reference: boolean): Promise<{ restoreMs
     const restoreMs = performance.now() - t
     t = performance.now()
     await loadLayouts(db, wanted())
-    await ensureIndexes(db, ALL_INDEXES, reference ? 1 : undefined)
+    await ensureIndexes(db, ALL_INDEXES, { embedded: true, parallel: reference ? 1 : undefined })
     const indexMs = performance.now() - t
     const back = await partitioned(db, 'webhook_captures').countDocuments()
     if (back !== CAPTURES) throw new Error(`restored ${back} captures of ${CAPTURES}`)

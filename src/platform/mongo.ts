@@ -10,6 +10,13 @@ export type IndexSpec = {
   indexes: IndexDescription[]
   /** A growing collection spread over this many slots on the embedded engine (partitioned.ts); 1 on MongoDB. */
   partitions?: number
+  /**
+   * Indexes (by name) not built on the embedded engine. The engine answers no query faster for an
+   * index (it scans), but every write re-checks each index over the whole collection: on a hot
+   * collection an index only costs there (docs/embedded-store.md). Only for indexes that nothing
+   * relies on for uniqueness on the engine.
+   */
+  notOnEngine?: string[]
 }
 
 /** How long an operation waits for a reachable server before failing (and the client gets a 503). */
@@ -38,10 +45,13 @@ export async function connectMongo(url: string, dbName: string): Promise<{ clien
 /** Collections whose indexes are created at once: a partitioned layout has hundreds of them. */
 const INDEX_PARALLEL = 8
 
-export async function ensureIndexes(db: Db, specs: IndexSpec[], parallel = INDEX_PARALLEL): Promise<void> {
-  const work = specs.flatMap((spec) => (spec.indexes.length ? physicalNames(db, spec.collection).map((name) => ({ name, spec })) : []))
-  await eachLimit(work, parallel, async ({ name, spec }) => {
-    await db.collection(name).createIndexes(spec.indexes)
+export async function ensureIndexes(db: Db, specs: IndexSpec[], opts: { embedded: boolean; parallel?: number }): Promise<void> {
+  const work = specs.flatMap((spec) => {
+    const indexes = opts.embedded ? spec.indexes.filter((i) => !spec.notOnEngine?.includes(i.name!)) : spec.indexes
+    return indexes.length ? physicalNames(db, spec.collection).map((name) => ({ name, indexes })) : []
+  })
+  await eachLimit(work, opts.parallel ?? INDEX_PARALLEL, async ({ name, indexes }) => {
+    await db.collection(name).createIndexes(indexes)
   })
 }
 

@@ -33,8 +33,9 @@ export async function createPlatform(opts: {
   const { config, redisUrl, mongoUrl } = opts
   const stripe = createStripeClient(config)
   const { client, db } = await connectMongo(mongoUrl, config.MONGO_DB)
-  await loadLayouts(db, await wantedLayouts(db, config, opts.indexes))
-  await ensureIndexes(db, opts.indexes)
+  const embedded = await isEmbeddedEngine(db)
+  await loadLayouts(db, wantedLayouts(embedded, config, opts.indexes))
+  await ensureIndexes(db, opts.indexes, { embedded })
   const redis = createRedis(redisUrl, 'producer')
   await redisReady(redis)
   const queues = new QueueRegistry(redisUrl, config.QUEUE_PREFIX, redis)
@@ -57,9 +58,7 @@ export async function createPlatform(opts: {
 }
 
 /** Slot counts for a database's first use: STORE_PARTITIONS, else each spec's own on the engine, 1 on MongoDB. */
-async function wantedLayouts(db: Db, config: Config, specs: IndexSpec[]): Promise<Record<string, number>> {
+function wantedLayouts(embedded: boolean, config: Config, specs: IndexSpec[]): Record<string, number> {
   const parted = specs.filter((s) => s.partitions)
-  if (!parted.length) return {}
-  const embedded = config.STORE_PARTITIONS === undefined && (await isEmbeddedEngine(db))
   return Object.fromEntries(parted.map((s) => [s.collection, config.STORE_PARTITIONS ?? (embedded ? s.partitions! : 1)]))
 }

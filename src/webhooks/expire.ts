@@ -19,14 +19,15 @@ export interface ExpireReport {
 export async function expireCaptures(db: Db, now: Date, batch = 500): Promise<ExpireReport> {
   const report: ExpireReport = { captures: 0, endpoints: 0, replays: 0, counters: 0 }
   // Every slot, in batches: each delete copies only its own slot on the embedded engine.
-  for (const coll of captures(db).all()) {
+  await captures(db).eachSlot(async (coll) => {
     for (;;) {
       const docs = await coll.find({ expires_at: { $lte: now } }).limit(batch).toArray()
       if (!docs.length) break
-      report.captures += await deleteCaptures(db, docs)
+      const deleted = await deleteCaptures(db, docs) // awaited before adding: slots run at once
+      report.captures += deleted
       if (docs.length < batch) break
     }
-  }
+  })
   const due = await endpoints(db).find({ expires_at: { $lte: now } }).limit(batch).toArray()
   for (const ep of due) {
     const account = await getAccount(db, ep.account_id)

@@ -12,7 +12,7 @@ export async function recoverForwards(platform: Platform): Promise<number> {
   let n = 0
   // A full scan of every slot, but only when Redis lost its data (and on a worker's first start on
   // a new Redis).
-  for (const slot of captures(platform.db).all()) {
+  await captures(platform.db).eachSlot(async (slot) => {
     const cursor = slot.find({ 'forward.status': { $in: ['pending', 'retrying'] } }, { projection: { _id: 1, endpoint_id: 1, id: 1, forward: 1 } })
     for await (const cap of cursor) {
       const f = cap.forward!
@@ -23,6 +23,6 @@ export async function recoverForwards(platform: Platform): Promise<number> {
       await scheduleForward(platform, { endpoint_id: cap.endpoint_id, request_id: cap.id, round: f.round, attempt }, delay)
       n++
     }
-  }
+  })
   return n
 }

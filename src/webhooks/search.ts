@@ -122,4 +122,7 @@ export const searchIndexes: IndexSpec = {
     // runs) serves `headers.<any name>` within the endpoint.
     { key: { endpoint_id: 1, 'headers.$**': 1 }, name: 'endpoint_headers' },
   ],
+  // For MongoDB only: the engine scans whatever indexes exist, and each of these would make every
+  // capture write dearer there (captures.ts). On the engine, search digests prune instead.
+  notOnEngine: ['endpoint_method', 'endpoint_sub_path', 'endpoint_forward_status', 'endpoint_received_at', 'endpoint_headers'],
 }
