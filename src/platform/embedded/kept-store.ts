@@ -3,10 +3,18 @@
 // what a crash loses), and once more at a clean stop, after every writer has stopped (nothing
 // acknowledged is lost). docs/embedded-store.md says why and what each step costs.
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { MongoClient } from 'mongodb'
 import { logger } from '../logger.ts'
 import { DataFolderError, recordChildren, releaseLock, swapIn, type OpenedFolder } from './data-folder.ts'
-import { collectionsToSave, restoreSnapshot, writeSnapshot } from './snapshot.ts'
+import { restoreSnapshot, type Manifest } from './snapshot.ts'
+import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from './snapshot-thread.ts'
+
+/**
+ * Share of wall time a periodic snapshot spends reading (snapshot.ts rests in between): a store's
+ * whole read in one burst took engine time the running APIs were waiting for.
+ */
+const PERIODIC_PACE = 1 / 3
 
 /** The collections a snapshot saves: growing partitioned ones by base name, then every other one. */
 export interface KnownCollections {
@@ -33,59 +41,121 @@ export async function keepStore(opts: {
 }): Promise<KeptStore> {
   const { folder } = opts
   await recordChildren(folder.dir, opts.childPids)
-  const client = new MongoClient(opts.mongoUrl, { serverSelectionTimeoutMS: 5_000 })
-  await client.connect()
-  const db = client.db(opts.database)
   if (folder.snapshot) {
     if (folder.snapshot.manifest.database !== opts.database) {
-      await client.close()
       throw new DataFolderError(
         `the snapshot in ${folder.snapshotDir} holds database ${folder.snapshot.manifest.database}, but MONGO_DB is ${opts.database}. Set MONGO_DB=${folder.snapshot.manifest.database}, or move the folder aside.`,
       )
     }
-    const started = performance.now()
-    const n = await restoreSnapshot(db, folder.snapshot)
-    logger.info({ documents: n, ms: Math.round(performance.now() - started), from: folder.snapshot.manifest.created_at }, 'restored the embedded store from its snapshot')
+    const client = new MongoClient(opts.mongoUrl, { serverSelectionTimeoutMS: 5_000 })
+    try {
+      await client.connect()
+      const started = performance.now()
+      const n = await restoreSnapshot(client.db(opts.database), folder.snapshot)
+      logger.info({ documents: n, ms: Math.round(performance.now() - started), from: folder.snapshot.manifest.created_at }, 'restored the embedded store from its snapshot')
+    } finally {
+      await client.close()
+    }
     folder.snapshot = null // its buffers are no longer needed
   }
 
+  const thread = snapshotThread({ mongoUrl: opts.mongoUrl, database: opts.database, known: opts.known })
+
   let running: Promise<void> | null = null
-  let lastMs = 0
-  const snapshot = (): Promise<void> => {
+  /** The last snapshot's reading time without its rests (what it cost the engine). */
+  let lastBusyMs = 0
+  const snapshot = (pace = PERIODIC_PACE): Promise<void> => {
     running ??= (async () => {
       const started = performance.now()
-      const names = await collectionsToSave(db, opts.known)
-      const m = await writeSnapshot(db, names, join(folder.dir, 'snapshot.new'))
+      const m = await thread.write(join(folder.dir, 'snapshot.new'), pace)
       await swapIn(folder.dir)
-      lastMs = performance.now() - started
+      const lastMs = performance.now() - started
+      lastBusyMs = lastMs * pace
       const docs = m.collections.reduce((n, c) => n + c.count, 0)
       logger[lastMs > 1_000 ? 'info' : 'debug']({ documents: docs, ms: Math.round(lastMs) }, 'snapshot written')
     })().finally(() => (running = null))
     return running
   }
   // A snapshot reads every document, so it costs more as the store grows: the next one waits at
-  // least ten times as long as the last took, which keeps snapshots under a tenth of the engine's
-  // time (and is what a crash can lose beyond SNAPSHOT_INTERVAL_MS on a large store).
+  // least ten times as long as the last one's reading took, which keeps snapshots under a tenth of
+  // the engine's time (and is what a crash can lose beyond SNAPSHOT_INTERVAL_MS on a large store).
   let timer: NodeJS.Timeout
   const schedule = () => {
     timer = setTimeout(() => {
       snapshot()
         .catch((err) => logger.error({ err: String(err) }, 'periodic snapshot failed; the previous one is kept'))
         .finally(schedule)
-    }, Math.max(opts.intervalMs, 10 * lastMs))
+    }, Math.max(opts.intervalMs, 10 * lastBusyMs))
     timer.unref()
   }
   schedule()
 
   return {
-    snapshot,
-    closeBudgetMs: () => 2 * lastMs + 10_000,
+    snapshot: () => snapshot(),
+    // The last snapshot, at a stop, reads at full speed: every writer has stopped.
+    closeBudgetMs: () => 2 * lastBusyMs + 10_000,
     async close() {
       clearTimeout(timer)
       await running?.catch(() => undefined)
-      await snapshot()
-      await client.close()
+      try {
+        await snapshot(1)
+      } finally {
+        await thread.stop()
+      }
       await releaseLock(folder.dir)
+    },
+  }
+}
+
+/**
+ * The snapshot thread (snapshot-thread.ts), started on first use and again after it died; one
+ * snapshot at a time (keepStore never asks for two at once).
+ */
+function snapshotThread(data: SnapshotThreadData): { write(dir: string, pace: number): Promise<Manifest>; stop(): Promise<void> } {
+  let worker: Worker | null = null
+  let next = 0
+  const pending = new Map<number, { resolve(m: Manifest): void; reject(err: Error): void }>()
+  const failAll = (err: Error) => {
+    for (const p of pending.values()) p.reject(err)
+    pending.clear()
+  }
+  const start = (): Worker => {
+    // The thread registers tsx (which runs this TypeScript) for itself before it imports its
+    // entry: under `tsx src/main.ts` a new thread does not get the main thread's loader.
+    const tsx = import.meta.resolve('tsx/esm/api')
+    const entry = new URL('./snapshot-thread.ts', import.meta.url).href
+    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}) })`
+    const w = new Worker(boot, { eval: true, workerData: data })
+    w.on('message', (reply: SnapshotReply) => {
+      const p = pending.get(reply.id)
+      pending.delete(reply.id)
+      if ('error' in reply) p?.reject(new Error(reply.error))
+      else p?.resolve(reply.manifest)
+    })
+    w.on('error', (err) => failAll(err))
+    w.on('exit', (code) => {
+      if (worker === w) worker = null
+      failAll(new Error(`the snapshot thread exited (code ${code})`))
+    })
+    // An idle snapshot thread does not keep the process alive.
+    w.unref()
+    return w
+  }
+  return {
+    write(dir, pace) {
+      worker ??= start()
+      const id = ++next
+      const w = worker
+      return new Promise<Manifest>((resolve, reject) => {
+        pending.set(id, { resolve, reject })
+        w.ref() // a snapshot under way does
+        w.postMessage({ id, dir, pace } satisfies SnapshotRequest)
+      }).finally(() => w.unref())
+    },
+    async stop() {
+      const w = worker
+      worker = null
+      await w?.terminate()
     },
   }
 }

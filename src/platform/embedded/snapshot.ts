@@ -14,6 +14,9 @@ export const SNAPSHOT_FORMAT = 'queueworks-embedded-snapshot'
 export const SNAPSHOT_VERSION = 1
 export const MANIFEST = 'manifest.json'
 
+/** Documents per read of a snapshot (a getMore): small enough that one read is a short job for the engine. */
+const SNAPSHOT_BATCH = 500
+
 export interface ManifestEntry {
   name: string
   file: string
@@ -55,11 +58,26 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Write every named collection of `db` into `dir` (created; must not exist) and flush it. */
-export async function writeSnapshot(db: Db, names: string[], dir: string): Promise<Manifest> {
+/**
+ * Write every named collection of `db` into `dir` (created; must not exist) and flush it.
+ * `pace` (0–1] is the share of wall time the snapshot may spend reading: below 1 it rests after
+ * each batch in proportion to the time that batch took, so that the engine serves the running
+ * APIs between batches rather than a whole store's read in one burst.
+ */
+export async function writeSnapshot(db: Db, names: string[], dir: string, opts: { pace?: number } = {}): Promise<Manifest> {
   await mkdir(dir, { recursive: false })
   const startedAt = new Date().toISOString()
   const entries: ManifestEntry[] = []
+  const pace = Math.min(1, Math.max(0.05, opts.pace ?? 1))
+  let busySince = performance.now()
+  const rest = async () => {
+    if (pace >= 1) return
+    const busy = performance.now() - busySince
+    if (busy >= 5) {
+      await new Promise((r) => setTimeout(r, (busy * (1 - pace)) / pace))
+      busySince = performance.now()
+    }
+  }
   for (const [i, name] of names.entries()) {
     const file = `${String(i).padStart(4, '0')}.bson`
     // Opened at the first document: most slots of a small store are empty and get no file.
@@ -69,7 +87,7 @@ export async function writeSnapshot(db: Db, names: string[], dir: string): Promi
     let bytes = 0
     try {
       // raw: the driver's BSON bytes as they came off the wire, written out as they are.
-      const cursor = db.collection(name).find({}, { raw: true, batchSize: 2000 })
+      const cursor = db.collection(name).find({}, { raw: true, batchSize: SNAPSHOT_BATCH })
       let pending: Buffer[] = []
       let pendingBytes = 0
       for await (const doc of cursor) {
@@ -85,7 +103,9 @@ export async function writeSnapshot(db: Db, names: string[], dir: string): Promi
           pending = []
           pendingBytes = 0
         }
+        if (count % SNAPSHOT_BATCH === 0) await rest()
       }
+      await rest()
       if (pending.length) {
         fh ??= await open(join(dir, file), 'w')
         await fh.write(Buffer.concat(pending))

@@ -1,0 +1,30 @@
+// The periodic snapshot runs on a thread of its own: reading a large store (100 MB at 100,000
+// captures), hashing and writing it took CPU bursts on the event loop that serves the APIs of
+// `start`, and the captures' p99 rose by ~15 ms whenever one ran (docs/embedded-store.md). The
+// thread has its own connection to the engine; the main thread asks it for one snapshot at a time.
+import { parentPort, workerData } from 'node:worker_threads'
+import { MongoClient } from 'mongodb'
+import { collectionsToSave, writeSnapshot, type Manifest } from './snapshot.ts'
+
+export interface SnapshotThreadData {
+  mongoUrl: string
+  database: string
+  known: { partitioned: string[]; plain: string[] }
+}
+
+export type SnapshotRequest = { id: number; dir: string; pace: number }
+export type SnapshotReply = { id: number; manifest: Manifest } | { id: number; error: string }
+
+const { mongoUrl, database, known } = workerData as SnapshotThreadData
+const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 2 })
+const db = client.db(database)
+
+parentPort!.on('message', async (req: SnapshotRequest) => {
+  let reply: SnapshotReply
+  try {
+    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, { pace: req.pace }) }
+  } catch (err) {
+    reply = { id: req.id, error: err instanceof Error ? err.message : String(err) }
+  }
+  parentPort!.postMessage(reply)
+})
