@@ -1,8 +1,8 @@
 // Partitioned collections: one logical collection of growing data (captures, invoices, PDFs)
 // spread over a fixed number of physical collections ("slots"), so that no single collection
 // grows without bound. The embedded engine copies a whole collection on every write to it
-// (docs/embedded-store.md has the measurements): spreading 100,000 documents over 256 slots keeps
-// each write at the cost of a few hundred documents. On a real MongoDB a layout of one slot is
+// (docs/embedded-store.md has the measurements): spreading 100,000 captures over 1,000 slots keeps
+// each write at the cost of about a hundred documents. On a real MongoDB a layout of one slot is
 // the plain collection under its own name, so existing deployments see no change.
 //
 // A document's slot is a pure function of its key (and, for keys that grow in sequence, of the
