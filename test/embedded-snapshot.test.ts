@@ -42,6 +42,26 @@ describe('embedded store: snapshots', function () {
     unicode: 'Grüße 📦',
   }
 
+  it('a paced snapshot rests between its reads and still saves every document once; a hurried one stops resting', async () => {
+    await from.collection('paced').insertMany(Array.from({ length: 2_200 }, (_, i) => ({ _id: i, v: `p${i}` })) as never)
+    let asked = 0
+    let pace = 0.5
+    const m = await writeSnapshot(from, ['paced'], join(dir, 'paced'), {
+      pace: () => {
+        asked++
+        if (asked === 3) pace = 1 // as a stop's hurry does, half way through
+        return pace
+      },
+    })
+    // Asked after each batch of 500 and at the end of the collection: the pacing was consulted.
+    assert.ok(asked >= 5, `pace asked ${asked} times`)
+    assert.deepEqual(m.collections.map((c) => [c.name, c.count]), [['paced', 2_200]])
+    const restored = client.db(`${into.databaseName}_paced`)
+    await restoreSnapshot(restored, await readSnapshot(join(dir, 'paced')))
+    const ids = (await restored.collection('paced').find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id as unknown as number).sort((a, b) => a - b)
+    assert.deepEqual(ids, Array.from({ length: 2_200 }, (_, i) => i))
+  })
+
   it('writes and restores collections with every value and type as it was', async () => {
     await from.collection('typed').insertOne(typed as never)
     await from.collection('many').insertMany(Array.from({ length: 2_500 }, (_, i) => ({ _id: i, v: `v${i}` })) as never)

@@ -96,6 +96,8 @@ export async function keepStore(opts: {
     closeBudgetMs: () => 2 * lastBusyMs + 10_000,
     async close() {
       clearTimeout(timer)
+      // A periodic snapshot under way finishes at full speed: the stop is waiting for it.
+      thread.hurry()
       await running?.catch(() => undefined)
       try {
         await snapshot(1)
@@ -111,7 +113,7 @@ export async function keepStore(opts: {
  * The snapshot thread (snapshot-thread.ts), started on first use and again after it died; one
  * snapshot at a time (keepStore never asks for two at once).
  */
-function snapshotThread(data: SnapshotThreadData): { write(dir: string, pace: number): Promise<Manifest>; stop(): Promise<void> } {
+function snapshotThread(data: SnapshotThreadData): { write(dir: string, pace: number): Promise<Manifest>; hurry(): void; stop(): Promise<void> } {
   let worker: Worker | null = null
   let next = 0
   const pending = new Map<number, { resolve(m: Manifest): void; reject(err: Error): void }>()
@@ -151,6 +153,9 @@ function snapshotThread(data: SnapshotThreadData): { write(dir: string, pace: nu
         w.ref() // a snapshot under way does
         w.postMessage({ id, dir, pace } satisfies SnapshotRequest)
       }).finally(() => w.unref())
+    },
+    hurry() {
+      worker?.postMessage({ hurry: true } satisfies SnapshotRequest)
     },
     async stop() {
       const w = worker

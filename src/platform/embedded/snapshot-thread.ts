@@ -12,17 +12,25 @@ export interface SnapshotThreadData {
   known: { partitioned: string[]; plain: string[] }
 }
 
-export type SnapshotRequest = { id: number; dir: string; pace: number }
+/** Write a snapshot into `dir`, or (`hurry`) read the one under way at full speed from now on. */
+export type SnapshotRequest = { id: number; dir: string; pace: number } | { hurry: true }
 export type SnapshotReply = { id: number; manifest: Manifest } | { id: number; error: string }
 
 const { mongoUrl, database, known } = workerData as SnapshotThreadData
 const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 2 })
 const db = client.db(database)
 
+let pace = 1
+
 parentPort!.on('message', async (req: SnapshotRequest) => {
+  if ('hurry' in req) {
+    pace = 1
+    return
+  }
+  pace = req.pace
   let reply: SnapshotReply
   try {
-    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, { pace: req.pace }) }
+    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, { pace: () => pace }) }
   } catch (err) {
     reply = { id: req.id, error: err instanceof Error ? err.message : String(err) }
   }

@@ -60,17 +60,19 @@ async function syncDir(dir: string): Promise<void> {
 
 /**
  * Write every named collection of `db` into `dir` (created; must not exist) and flush it.
- * `pace` (0–1] is the share of wall time the snapshot may spend reading: below 1 it rests after
+ * `pace` (0–1], or a function giving it, is the share of wall time the snapshot may spend reading: below 1 it rests after
  * each batch in proportion to the time that batch took, so that the engine serves the running
  * APIs between batches rather than a whole store's read in one burst.
  */
-export async function writeSnapshot(db: Db, names: string[], dir: string, opts: { pace?: number } = {}): Promise<Manifest> {
+export async function writeSnapshot(db: Db, names: string[], dir: string, opts: { pace?: number | (() => number) } = {}): Promise<Manifest> {
   await mkdir(dir, { recursive: false })
   const startedAt = new Date().toISOString()
   const entries: ManifestEntry[] = []
-  const pace = Math.min(1, Math.max(0.05, opts.pace ?? 1))
+  // Asked again at every rest: a stop hurries a snapshot already under way (kept-store.ts).
+  const paceNow = typeof opts.pace === 'function' ? opts.pace : () => (opts.pace as number | undefined) ?? 1
   let busySince = performance.now()
   const rest = async () => {
+    const pace = Math.min(1, Math.max(0.05, paceNow()))
     if (pace >= 1) return
     const busy = performance.now() - busySince
     if (busy >= 5) {
