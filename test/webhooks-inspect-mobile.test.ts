@@ -71,7 +71,8 @@ describe('webhooks: inspection page on a 390 px phone screen (Debian chromium)',
     // Selecting a request brings its details on screen.
     assert.ok(await page.locator('#detail h2').isVisible())
     const h2 = await page.locator('#detail h2').boundingBox()
-    assert.ok(h2 && h2.y >= 0 && h2.y < 844, `details heading at y=${h2?.y}`)
+    // Scrolled to the top of the screen; Chromium may leave it a fraction of a pixel above 0.
+    assert.ok(h2 && h2.y >= -1 && h2.y < 844, `details heading at y=${h2?.y}`)
     await context.close()
   })
 })
