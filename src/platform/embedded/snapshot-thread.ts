@@ -1,7 +1,9 @@
 // The periodic snapshot runs on a thread of its own: reading a large store (100 MB at 100,000
-// captures), hashing and writing it took CPU bursts on the event loop that serves the APIs of
-// `start`, and the captures' p99 rose by ~15 ms whenever one ran (docs/embedded-store.md). The
-// thread has its own connection to the engine; the main thread asks it for one snapshot at a time.
+// captures), hashing and writing it are CPU bursts that do not belong on the event loop serving
+// the APIs of `start` (with snapshots off, the captures' p99 in bench:embedded's last blocks was
+// ~10 ms lower: docs/embedded-store.md), and here the read can be paced without holding anything
+// else up. The thread has its own connection to the engine; the main thread asks it for one
+// snapshot at a time.
 import { parentPort, workerData } from 'node:worker_threads'
 import { MongoClient } from 'mongodb'
 import { collectionsToSave, writeSnapshot, type Manifest } from './snapshot.ts'
