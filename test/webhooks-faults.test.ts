@@ -68,7 +68,9 @@ describe('webhooks: forwarding survives faults', function () {
       sys = await startSystem({
         services: ['webhooks'],
         workers: { queues: [QueueName.CaptureForward, QueueName.OutboxSweep] },
-        env: { REDIS_URL: redis.url, WEBHOOK_FORWARD_SCHEDULE_MS: '0,3000' },
+        // Attempt 2 waits 8 s: the test must see it delayed in Redis before it runs (3 s was too
+        // short a window on a loaded CI machine).
+        env: { REDIS_URL: redis.url, WEBHOOK_FORWARD_SCHEDULE_MS: '0,8000' },
       })
     })
     after(async () => {
