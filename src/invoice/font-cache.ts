@@ -44,8 +44,9 @@ let reuses = 0
 // invoice's labels, names, amounts and descriptions mostly repeat from one document to the next.
 // A layout depends only on the font and the word, and PDFKit copies a cached layout before it
 // changes anything (word spacing), so each parsed font keeps one word cache for every document
-// of the thread. It is started afresh when it passes MAX_WORDS, checked every CHECK_EVERY documents.
-const MAX_WORDS = 20_000
+// of the thread. It is started afresh when it passes MAX_WORDS, checked every CHECK_EVERY documents:
+// a word's layout is ~1 KB (a position object per glyph), so at most a few MB per font and thread.
+const MAX_WORDS = 5_000
 const CHECK_EVERY = 200
 const layouts = new Map<string, { words: Record<string, unknown>; docs: number }>()
 
