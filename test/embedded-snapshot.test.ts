@@ -46,12 +46,10 @@ describe('embedded store: snapshots', function () {
     await from.collection('paced').insertMany(Array.from({ length: 2_200 }, (_, i) => ({ _id: i, v: `p${i}` })) as never)
     let asked = 0
     let pace = 0.5
-    const m = await writeSnapshot(from, ['paced'], join(dir, 'paced'), {
-      pace: () => {
-        asked++
-        if (asked === 3) pace = 1 // as a stop's hurry does, half way through
-        return pace
-      },
+    const m = await writeSnapshot(from, ['paced'], join(dir, 'paced'), () => {
+      asked++
+      if (asked === 3) pace = 1 // as a stop's hurry does, half way through
+      return pace
     })
     // Asked after each batch of 500 and at the end of the collection: the pacing was consulted.
     assert.ok(asked >= 5, `pace asked ${asked} times`)

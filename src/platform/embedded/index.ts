@@ -9,7 +9,8 @@ import { WEBHOOK_PATH } from '../billing/stripe-webhook.ts'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { openDataFolder, releaseLock, type OpenedFolder } from './data-folder.ts'
-import { keepStore, type KeptStore, type KnownCollections } from './kept-store.ts'
+import { keepStore, type KeptStore } from './kept-store.ts'
+import type { KnownCollections } from './snapshot.ts'
 
 export interface Infra {
   redisUrl: string

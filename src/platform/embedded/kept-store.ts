@@ -3,12 +3,11 @@
 // what a crash loses), and once more at a clean stop, after every writer has stopped (nothing
 // acknowledged is lost). docs/embedded-store.md says why and what each step costs.
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { MongoClient } from 'mongodb'
 import { logger } from '../logger.ts'
 import { DataFolderError, recordChildren, releaseLock, swapIn, type OpenedFolder } from './data-folder.ts'
-import { restoreSnapshot, type Manifest } from './snapshot.ts'
-import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from './snapshot-thread.ts'
+import { restoreSnapshot, type KnownCollections } from './snapshot.ts'
+import { snapshotThread } from './snapshot-client.ts'
 
 /**
  * Share of wall time a periodic snapshot spends reading (snapshot.ts rests in between): a store's
@@ -16,11 +15,6 @@ import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from './snaps
  */
 const PERIODIC_PACE = 1 / 3
 
-/** The collections a snapshot saves: growing partitioned ones by base name, then every other one. */
-export interface KnownCollections {
-  partitioned: string[]
-  plain: string[]
-}
 
 export interface KeptStore {
   /** Write a snapshot now (one at a time: a call during a running snapshot waits for it instead). */
@@ -105,62 +99,6 @@ export async function keepStore(opts: {
         await thread.stop()
       }
       await releaseLock(folder.dir)
-    },
-  }
-}
-
-/**
- * The snapshot thread (snapshot-thread.ts), started on first use and again after it died; one
- * snapshot at a time (keepStore never asks for two at once).
- */
-function snapshotThread(data: SnapshotThreadData): { write(dir: string, pace: number): Promise<Manifest>; hurry(): void; stop(): Promise<void> } {
-  let worker: Worker | null = null
-  let next = 0
-  const pending = new Map<number, { resolve(m: Manifest): void; reject(err: Error): void }>()
-  const failAll = (err: Error) => {
-    for (const p of pending.values()) p.reject(err)
-    pending.clear()
-  }
-  const start = (): Worker => {
-    // The thread registers tsx (which runs this TypeScript) for itself before it imports its
-    // entry: under `tsx src/main.ts` a new thread does not get the main thread's loader.
-    const tsx = import.meta.resolve('tsx/esm/api')
-    const entry = new URL('./snapshot-thread.ts', import.meta.url).href
-    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}) })`
-    const w = new Worker(boot, { eval: true, workerData: data })
-    w.on('message', (reply: SnapshotReply) => {
-      const p = pending.get(reply.id)
-      pending.delete(reply.id)
-      if ('error' in reply) p?.reject(new Error(reply.error))
-      else p?.resolve(reply.manifest)
-    })
-    w.on('error', (err) => failAll(err))
-    w.on('exit', (code) => {
-      if (worker === w) worker = null
-      failAll(new Error(`the snapshot thread exited (code ${code})`))
-    })
-    // An idle snapshot thread does not keep the process alive.
-    w.unref()
-    return w
-  }
-  return {
-    write(dir, pace) {
-      worker ??= start()
-      const id = ++next
-      const w = worker
-      return new Promise<Manifest>((resolve, reject) => {
-        pending.set(id, { resolve, reject })
-        w.ref() // a snapshot under way does
-        w.postMessage({ id, dir, pace } satisfies SnapshotRequest)
-      }).finally(() => w.unref())
-    },
-    hurry() {
-      worker?.postMessage({ hurry: true } satisfies SnapshotRequest)
-    },
-    async stop() {
-      const w = worker
-      worker = null
-      await w?.terminate()
     },
   }
 }

@@ -15,7 +15,7 @@ const require = createRequire(import.meta.url)
  * p99 per insert at 50,000–100,000 stored went from 16–30 ms to 9–14 ms (docs/embedded-store.md).
  * The heap is only reserved: RSS grows with what is stored, as before.
  */
-export const ENGINE_HEAP_ARGS = ['-Xms1g', '-Xmn128m']
+const ENGINE_HEAP_ARGS = ['-Xms1g', '-Xmn128m']
 
 export interface EmbeddedMongo {
   url: string

@@ -3,20 +3,11 @@
 // the APIs of `start` (with snapshots off, the captures' p99 in bench:embedded's last blocks was
 // ~10 ms lower: docs/embedded-store.md), and here the read can be paced without holding anything
 // else up. The thread has its own connection to the engine; the main thread asks it for one
-// snapshot at a time.
+// snapshot at a time (snapshot-client.ts).
 import { parentPort, workerData } from 'node:worker_threads'
 import { MongoClient } from 'mongodb'
-import { collectionsToSave, writeSnapshot, type Manifest } from './snapshot.ts'
-
-export interface SnapshotThreadData {
-  mongoUrl: string
-  database: string
-  known: { partitioned: string[]; plain: string[] }
-}
-
-/** Write a snapshot into `dir`, or (`hurry`) read the one under way at full speed from now on. */
-export type SnapshotRequest = { id: number; dir: string; pace: number } | { hurry: true }
-export type SnapshotReply = { id: number; manifest: Manifest } | { id: number; error: string }
+import { collectionsToSave, writeSnapshot } from './snapshot.ts'
+import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from './snapshot-client.ts'
 
 const { mongoUrl, database, known } = workerData as SnapshotThreadData
 const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 2 })
@@ -32,7 +23,7 @@ parentPort!.on('message', async (req: SnapshotRequest) => {
   pace = req.pace
   let reply: SnapshotReply
   try {
-    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, { pace: () => pace }) }
+    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, () => pace) }
   } catch (err) {
     reply = { id: req.id, error: err instanceof Error ? err.message : String(err) }
   }

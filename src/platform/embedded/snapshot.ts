@@ -35,6 +35,12 @@ export interface Manifest {
   collections: ManifestEntry[]
 }
 
+/** The collections a snapshot saves: growing partitioned ones by base name, then every other one. */
+export interface KnownCollections {
+  partitioned: string[]
+  plain: string[]
+}
+
 /** Why a snapshot cannot be used; the message names the file and what is wrong. */
 export class DamagedSnapshotError extends Error {}
 
@@ -43,7 +49,7 @@ export class DamagedSnapshotError extends Error {}
  * not a point in time, and reading the counters (endpoint request ids, quotas) after the data they
  * count means a restored counter is never behind what it counts.
  */
-export async function collectionsToSave(db: Db, known: { partitioned: string[]; plain: string[] }): Promise<string[]> {
+export async function collectionsToSave(db: Db, known: KnownCollections): Promise<string[]> {
   const parted: string[] = []
   for (const base of known.partitioned) parted.push(...(await readLayout(db, base)).names())
   return [...new Set([...parted, ...known.plain])]
@@ -60,23 +66,22 @@ async function syncDir(dir: string): Promise<void> {
 
 /**
  * Write every named collection of `db` into `dir` (created; must not exist) and flush it.
- * `pace` (0–1], or a function giving it, is the share of wall time the snapshot may spend reading: below 1 it rests after
+ * `pace()` (0–1] is the share of wall time the snapshot may spend reading: below 1 it rests after
  * each batch in proportion to the time that batch took, so that the engine serves the running
- * APIs between batches rather than a whole store's read in one burst.
+ * APIs between batches rather than a whole store's read in one burst. It is asked again at every
+ * rest: a stop hurries a snapshot already under way (snapshot-thread.ts).
  */
-export async function writeSnapshot(db: Db, names: string[], dir: string, opts: { pace?: number | (() => number) } = {}): Promise<Manifest> {
+export async function writeSnapshot(db: Db, names: string[], dir: string, pace: () => number = () => 1): Promise<Manifest> {
   await mkdir(dir, { recursive: false })
   const startedAt = new Date().toISOString()
   const entries: ManifestEntry[] = []
-  // Asked again at every rest: a stop hurries a snapshot already under way (kept-store.ts).
-  const paceNow = typeof opts.pace === 'function' ? opts.pace : () => (opts.pace as number | undefined) ?? 1
   let busySince = performance.now()
   const rest = async () => {
-    const pace = Math.min(1, Math.max(0.05, paceNow()))
-    if (pace >= 1) return
+    const share = Math.min(1, Math.max(0.05, pace()))
+    if (share >= 1) return
     const busy = performance.now() - busySince
     if (busy >= 5) {
-      await new Promise((r) => setTimeout(r, (busy * (1 - pace)) / pace))
+      await new Promise((r) => setTimeout(r, (busy * (1 - share)) / share))
       busySince = performance.now()
     }
   }
