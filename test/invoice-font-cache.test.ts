@@ -37,6 +37,20 @@ describe('invoice fonts: parsed once per thread, subset per document', () => {
     assert.equal(withoutDate(await render('Quixotic zephyr')), withoutDate(first))
   })
 
+  it('the shared word layouts are bounded: past 5,000 words a font starts a fresh cache', async function () {
+    this.timeout(120_000)
+    const words = () => sharedLayoutWords('NotoSans-Regular.ttf')
+    // 6 documents of 1,000 new words each take the regular font's cache past 5,000 …
+    for (let d = 0; d < 6; d++) {
+      const notes = Array.from({ length: 1_000 }, (_, i) => `w${d}x${i}q`).join(' ')
+      await renderInvoicePdf(invoiceBodySchema.parse({ invoice_number: `B-${d}`, date: '2026-11-02', notes, items: [{ description: 'Ł', quantity: 1, unit_price: 10 }] }), { today: '2026-11-02', embedFonts: true })
+    }
+    assert.ok(words() > 5_000, `${words()} words kept`)
+    // … and within the next 200 documents (it is checked every 200) it is started afresh.
+    for (let d = 0; d < 200 && words() > 5_000; d++) await render('Łódź')
+    assert.ok(words() < 100, `${words()} words kept after the reset`)
+  })
+
   it('each PDF embeds its own subset: a document rendered after one with many more glyphs is byte for byte the same', async () => {
     const first = await render('Consulting')
     const wide = await render('Łódź Ærøskøbing Ελληνικά Кириллица ŞĞİ ÀÉÎÕÜ ₹₺₽ ½¾ ©®™')
