@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
+import { deliveryId } from '../src/webhooks/forward.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
 describe('webhooks: forwarding and replay', () => {
@@ -43,6 +44,7 @@ describe('webhooks: forwarding and replay', () => {
       assert.equal(got.headers['x-signature'], 'abc')
       assert.equal(got.headers['content-type'], 'application/octet-stream')
       assert.equal(got.headers.host, new URL(t.url).host)
+      assert.equal(got.headers['queueworks-delivery-id'], deliveryId(ep.endpoint_id, 1), 'the same delivery id on every attempt')
       assert.ok(got.body.equals(body))
     }
     assert.equal(done.forward.attempts, 2)

@@ -4,7 +4,7 @@
 // this runs on the developer's own machine and its whole point is to reach localhost.
 import http from 'node:http'
 import https from 'node:https'
-import { outboundHeaders, targetUrl } from '../../src/webhooks/outbound.ts'
+import { outboundHeaders, SubPathEscapeError, targetUrl } from '../../src/webhooks/outbound.ts'
 
 export interface LocalResult {
   url: string
@@ -27,9 +27,16 @@ export interface CapturedRequest {
 }
 
 export function deliverLocally(forwardTo: string, req: CapturedRequest): Promise<LocalResult> {
-  const url = targetUrl(forwardTo, req.subPath, req.query)
-  const target = new URL(url)
   const started = performance.now()
+  let url: string
+  try {
+    url = targetUrl(forwardTo, req.subPath, req.query)
+  } catch (err) {
+    // The same rule as the service's forwards: nothing above --forward-to's path is reached.
+    if (!(err instanceof SubPathEscapeError)) throw err
+    return Promise.resolve({ url: forwardTo, status: null, latency_ms: 0, body_preview: '', error: err.message })
+  }
+  const target = new URL(url)
   const done = (status: number | null, preview: Buffer, error: string | null): LocalResult => ({
     url,
     status,

@@ -16,6 +16,8 @@ import { corsByProject } from './evaluation-cors.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { SDK_UNAUTHORIZED, type Admit } from './sdk-auth.ts'
 import type { StreamSlots } from './stream-slots.ts'
+import { FLAG_STREAM_OPENAPI } from './stream-openapi.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 
 export const STREAM_PATH = '/ofrep/v1/stream'
 /** The reconnect delay suggested to clients (`retry:`). */
@@ -46,7 +48,7 @@ const eventData = (type: 'connected' | 'refetchEvaluation', tag: string) => JSON
 export function streamRouter(cache: FlagCache, admit: Admit, hub: ChangeHub, slots: StreamSlots, opts: StreamRouteOptions): Router {
   const router = new Router()
 
-  router.get(STREAM_PATH, async (ctx) => {
+  router.get(STREAM_PATH, describedAs(FLAG_STREAM_OPENAPI), async (ctx) => {
     const sdkKey = streamKey(ctx)
     const keysBefore = cache.keyGeneration
     const entry = await admit(sdkKey, { 'WWW-Authenticate': 'Bearer' })

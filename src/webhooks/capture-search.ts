@@ -9,7 +9,7 @@
 //     newest first. A window covers every candidate id in its range, so its merged top is exact
 //     and the next window starts below it: `before`/`after` cursors stay exact. On a one-slot
 //     layout (MongoDB) the first window is all of them: one indexed query (indexes: search.ts).
-import type { Db, Filter } from 'mongodb'
+import type { Db, Document, Filter } from 'mongodb'
 import { CAPTURE_BLOCK, captures, listCaptures, type CaptureDoc } from './captures.ts'
 import { searchFilter, type SearchQuery } from './search.ts'
 import { digestCache } from './search-digest.ts'
@@ -45,6 +45,8 @@ export interface ListOptions {
   after?: number
   /** The endpoint's newest request id (its seq). */
   top: number
+  /** Fields to leave out or keep (e.g. `{ body: 0 }` when bodies are read one at a time). */
+  projection?: Document
 }
 
 /** The page of captures of endpoint `token` that GET …/requests answers for `query`. */
@@ -54,7 +56,7 @@ export async function findCaptures(db: Db, token: string, opts: ListOptions, que
   const highest = Math.min(opts.top, opts.before !== undefined ? opts.before - 1 : opts.top)
   const lowest = opts.after !== undefined ? opts.after + 1 : 0
   const mayHold = digestCache(db).pruner(token, opts.top, query)
-  return searchCaptures(db, token, { limit: opts.limit, lowest, highest }, search, mayHold)
+  return searchCaptures(db, token, { limit: opts.limit, lowest, highest, projection: opts.projection }, search, mayHold)
 }
 
 /**
@@ -65,7 +67,7 @@ export async function findCaptures(db: Db, token: string, opts: ListOptions, que
 export async function searchCaptures(
   db: Db,
   token: string,
-  opts: { limit: number; lowest: number; highest: number },
+  opts: { limit: number; lowest: number; highest: number; projection?: Document },
   search: Filter<CaptureDoc>,
   mayHold: (block: number) => boolean = () => true,
 ): Promise<CaptureDoc[]> {
@@ -105,7 +107,7 @@ export async function searchCaptures(
     // `need` matches.
     searchStats.queries += bySlot.size
     const found = await bounded(
-      [...bySlot].map(([slot, ranges]) => () => parts.at(slot).find(filterOf(ranges)).sort({ id: -1 }).limit(need).toArray()),
+      [...bySlot].map(([slot, ranges]) => () => parts.at(slot).find(filterOf(ranges), { projection: opts.projection }).sort({ id: -1 }).limit(need).toArray()),
       PARALLEL,
     )
     out.push(...found.flat().sort((x, y) => y.id - x.id).slice(0, need))

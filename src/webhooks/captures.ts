@@ -3,7 +3,7 @@
 // with the exact body bytes (inline or GridFS), the headers lower-cased and in arrival order,
 // and the forward delivery state. Forward attempts are documents of their own partitioned
 // collection, placed by the same (token, block) key as their capture.
-import type { Binary, Db, Filter, ObjectId } from 'mongodb'
+import type { Binary, Db, Document, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
@@ -147,7 +147,7 @@ export async function getCapture(db: Db, token: string, id: number): Promise<Cap
 export async function listCaptures(
   db: Db,
   token: string,
-  opts: { limit: number; before?: number; after?: number; top: number },
+  opts: { limit: number; before?: number; after?: number; top: number; projection?: Document },
   search: Filter<CaptureDoc> = {},
 ): Promise<CaptureDoc[]> {
   const out: CaptureDoc[] = []
@@ -156,7 +156,7 @@ export async function listCaptures(
   for (let block = blockOf(highest); block >= 0 && block >= blockOf(lowest) && out.length < opts.limit; block--) {
     const id = { $gte: Math.max(block * CAPTURE_BLOCK, lowest), $lte: Math.min((block + 1) * CAPTURE_BLOCK - 1, highest) }
     if (id.$gte > id.$lte) continue
-    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id, ...search }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
+    const docs = await captures(db).of(token, block).find({ endpoint_id: token, id, ...search }, { projection: opts.projection }).sort({ id: -1 }).limit(opts.limit - out.length).toArray()
     out.push(...docs)
   }
   return out

@@ -7,8 +7,7 @@ import { enqueueDurably } from '../platform/outbox.ts'
 import type { Platform } from '../platform/platform.ts'
 import { captureCollection, capturesAfter } from './captures.ts'
 import { endpoints } from './endpoints.ts'
-import { forwardAttempt, markDead, markRetryAt } from './forward.ts'
-import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
+import { continueSchedule, forwardAttempt } from './forward.ts'
 import { captureForwardResumeContract } from './job-contracts.ts'
 
 export async function setForwardPaused(platform: Platform, token: string, paused: boolean): Promise<void> {
@@ -28,16 +27,8 @@ export async function sendHeld(platform: Platform, token: string): Promise<{ sen
     from = cap.id
     const ref = { endpoint_id: token, request_id: cap.id, round: cap.forward.round, attempt: cap.forward.paused_attempt ?? 1 }
     await captureCollection(platform.db, token, cap.id).updateOne({ _id: cap._id, 'forward.status': 'paused' }, { $set: { 'forward.status': 'pending' } })
-    const outcome = await forwardAttempt(platform, ref)
-    sent++
-    if (outcome !== 'failed') continue
     // The rest of its schedule, as the forward job would have done.
-    const schedule = ref.round === 0 ? forwardSchedule(platform.config) : [0]
-    if (ref.attempt >= schedule.length) await markDead(platform, ref)
-    else {
-      const delay = schedule[ref.attempt]!
-      await markRetryAt(platform, ref, new Date(clock.nowMs() + delay))
-      await scheduleForward(platform, { ...ref, attempt: ref.attempt + 1 }, delay)
-    }
+    await continueSchedule(platform, ref, await forwardAttempt(platform, ref))
+    sent++
   }
 }

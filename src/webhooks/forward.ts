@@ -1,7 +1,9 @@
 // One forward attempt of a captured request: send it (same method, headers minus hop-by-hop,
 // exact body) to the endpoint's forward URL + sub-path + query through safe-fetch, record the
-// attempt, update the delivery state and tell open live streams. The retry schedule lives in
-// forward-schedule.ts.
+// attempt, update the delivery state and tell open live streams. Every attempt of one capture
+// carries the same delivery id header, so a receiver can drop a duplicate (a job re-run after a
+// worker lost its lock sends again). The retry schedule lives in forward-schedule.ts.
+import { createHash } from 'node:crypto'
 import type { Platform } from '../platform/platform.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
 import { getAccount } from '../platform/accounts.ts'
@@ -13,7 +15,8 @@ import { getBody } from './body-store.ts'
 import { attemptCollection, captureCollection, captureKey, getCapture, type AttemptDoc } from './captures.ts'
 import { endpoints } from './endpoints.ts'
 import { publishLive } from './live.ts'
-import { outboundHeaders, targetUrl } from './outbound.ts'
+import { outboundHeaders, SubPathEscapeError, targetUrl } from './outbound.ts'
+import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
 import { presentAttempt, presentForward } from './present.ts'
 
 export interface ForwardRef {
@@ -23,7 +26,16 @@ export interface ForwardRef {
   attempt: number
 }
 
-export type AttemptOutcome = 'skipped' | 'delivered' | 'failed'
+/** `refused`: failed for good, the same request can never be sent (its path escapes the target). */
+export type AttemptOutcome = 'skipped' | 'delivered' | 'failed' | 'refused'
+
+/** The header every forward of a capture carries, the same on every attempt and retry round. */
+export const DELIVERY_ID_HEADER = 'Queueworks-Delivery-Id'
+
+/** Opaque (the capture URL's token must not reach the target) and stable per capture. */
+export function deliveryId(endpointId: string, requestId: number): string {
+  return createHash('sha256').update(`${endpointId}.${requestId}`).digest('base64url').slice(0, 27)
+}
 
 const attemptKey = (r: ForwardRef) => `${captureKey(r.endpoint_id, r.request_id)}.${r.round}.${r.attempt}`
 
@@ -50,6 +62,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   let error: string | null = null
   let url = ep?.forward_url ?? ''
   let outcome: ForwardOutcome = 'success'
+  let permanent = false
   const started = performance.now()
   if (!ep?.forward_url) error = 'the endpoint has no forward_url any more'
   else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
@@ -59,7 +72,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
       const body = await getBody(db, cap)
       const res = await safeFetch(url, {
         method: cap.method,
-        headers: outboundHeaders(cap.raw_headers, new URL(url), body.length),
+        headers: [...outboundHeaders(cap.raw_headers, new URL(url), body.length), DELIVERY_ID_HEADER, deliveryId(ref.endpoint_id, ref.request_id)],
         body: body.length ? body : undefined,
         timeoutMs: config.WEBHOOK_FORWARD_TIMEOUT_MS,
         maxBytes: 10 * 1024 * 1024,
@@ -74,6 +87,10 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
       error = (err as Error).message
       const code = err instanceof OutboundError ? err.code : null
       outcome = code === 'timeout' ? 'timeout' : code === 'blocked' || code === 'invalid_url' ? 'blocked' : 'network_error'
+      if (err instanceof SubPathEscapeError) {
+        outcome = 'blocked'
+        permanent = true
+      }
     }
   }
   if (error !== null && outcome === 'success') outcome = 'blocked' // refused before any request (plan, no URL)
@@ -97,7 +114,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     await attemptCollection(db, doc.endpoint_id, doc.request_id).insertOne(doc)
   } catch (err) {
     if (!isDuplicateKey(err)) throw err
-    return ok ? 'delivered' : 'failed' // a concurrent run recorded this attempt and its state
+    return ok ? 'delivered' : permanent ? 'refused' : 'failed' // a concurrent run recorded this attempt and its state
   }
   metrics.forwardAttempt(outcome)
   await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
@@ -114,7 +131,24 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     },
   )
   await publishForward(platform, ref, doc)
-  return ok ? 'delivered' : 'failed'
+  return ok ? 'delivered' : permanent ? 'refused' : 'failed'
+}
+
+/**
+ * After an attempt: the next one of its schedule (automatic round: the configured delays;
+ * a manual retry round: one attempt), or the dead letter after the last or a refusal.
+ */
+export async function continueSchedule(platform: Platform, ref: ForwardRef, outcome: AttemptOutcome): Promise<{ outcome: string; next_in_ms?: number }> {
+  if (outcome !== 'failed' && outcome !== 'refused') return { outcome }
+  const schedule = ref.round === 0 ? forwardSchedule(platform.config) : [0]
+  if (outcome === 'refused' || ref.attempt >= schedule.length) {
+    await markDead(platform, ref)
+    return { outcome: 'dead' }
+  }
+  const delay = schedule[ref.attempt]!
+  await markRetryAt(platform, ref, new Date(clock.nowMs() + delay))
+  await scheduleForward(platform, { ...ref, attempt: ref.attempt + 1 }, delay)
+  return { outcome, next_in_ms: delay }
 }
 
 /** Tell open streams the delivery state changed (and the attempt that changed it, if any). */

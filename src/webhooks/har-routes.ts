@@ -1,6 +1,10 @@
 // HAR 1.2 export: GET …/{token}/requests.har (the same filters and paging as …/requests, oldest
 // first as HAR viewers expect; bodies over 1 MiB left out as in lists) and GET …/{token}/requests/{id}.har (one capture). Mounted ahead
 // of routes.ts, whose …/requests/{id} would otherwise take "5.har" for an id.
+// The set is streamed: the page is read without bodies, then each capture's body is read and its
+// entry written only when the client has taken the previous ones, so a page of 500 × 1 MiB holds
+// about one entry in the process at a time, not the whole export (docs/webhooks.md, HAR export).
+import { Readable } from 'node:stream'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
@@ -10,11 +14,16 @@ import type { Platform } from '../platform/platform.ts'
 import { getBody, inlineBytes } from './body-store.ts'
 import { getCapture } from './captures.ts'
 import { findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
-import { harEntry, harLog } from './har.ts'
+import { harEntry, harLog, harLogStream } from './har.ts'
 import { publicBase } from './present.ts'
 import { listRequestsSchema, requestSchema } from './schema.ts'
 import { findCaptures } from './capture-search.ts'
 import { untrusted } from './untrusted-response.ts'
+
+/** Bytes the response stream buffers before it waits for the client. */
+const STREAM_CHUNK = 64 * 1024
+/** Captures read at once while collecting the page's ids. */
+const ID_BATCH = 16
 
 export function harRouter(platform: Platform): Router {
   const { db, config } = platform
@@ -37,12 +46,26 @@ export function harRouter(platform: Platform): Router {
   router.get('/endpoints/:token/requests.har', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
     const ep = await ownEndpoint(ctx, params.token)
-    const docs = await findCaptures(db, ep._id, { ...query, top: ep.seq }, query)
     const base = publicBase(ctx, config)
-    const entries = []
-    // Bodies stored outside the document (over 1 MiB) are left out, as in lists: a set stays bounded.
-    for (const d of docs.reverse()) entries.push(harEntry(d, d.body ? inlineBytes(d.body) : d.size_bytes ? null : Buffer.alloc(0), ep, base))
-    answer(ctx, harLog(entries), `${ep._id}-requests`)
+    // The page's ids, newest first in small batches (the embedded engine ignores projections, so
+    // a batch carries its bodies; a small batch keeps that bounded), then the entries oldest first.
+    const ids: number[] = []
+    for (let before = query.before; ids.length < query.limit; ) {
+      const limit = Math.min(ID_BATCH, query.limit - ids.length)
+      const batch = await findCaptures(db, ep._id, { ...query, before, limit, top: ep.seq, projection: { id: 1 } }, query)
+      for (const d of batch) ids.push(d.id)
+      if (batch.length < limit) break
+      before = batch.at(-1)!.id
+    }
+    async function* entries() {
+      for (const id of ids.reverse()) {
+        const d = await getCapture(db, ep._id, id)
+        if (!d) continue // expired or deleted since the page was read
+        // Bodies stored outside the document (over 1 MiB) are left out, as in lists.
+        yield harEntry(d, d.body ? inlineBytes(d.body) : d.size_bytes ? null : Buffer.alloc(0), ep, base)
+      }
+    }
+    answer(ctx, Readable.from(harLogStream(entries()), { objectMode: false, highWaterMark: STREAM_CHUNK }), `${ep._id}-requests`)
   })
 
   router.get('/endpoints/:token/requests/:id.har', auth, untrusted, validate(requestSchema), async (ctx) => {

@@ -69,3 +69,16 @@ export function harEntry(cap: CaptureDoc, body: Buffer | null, ep: EndpointDoc, 
 export function harLog(entries: ReturnType<typeof harEntry>[]) {
   return { log: { version: '1.2', creator: CREATOR, entries } }
 }
+
+/** The same document as harLog, written one entry at a time (the export of a set streams it). */
+export async function* harLogStream(entries: AsyncIterable<ReturnType<typeof harEntry>>): AsyncGenerator<string> {
+  const head = JSON.stringify(harLog([]))
+  const cut = head.lastIndexOf('[]')
+  yield head.slice(0, cut + 1)
+  let first = true
+  for await (const e of entries) {
+    yield (first ? '' : ',') + JSON.stringify(e)
+    first = false
+  }
+  yield head.slice(cut + 1)
+}

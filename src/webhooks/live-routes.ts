@@ -16,6 +16,8 @@ import { captureCollection, captureKey, capturesAfter, type LocalDelivery } from
 import { endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
 import { liveCapture, publishLive, type LiveEvent, type LiveHub } from './live.ts'
 import { localDeliverySchema, streamSchema } from './live-schema.ts'
+import { LIVE_STREAM_OPENAPI } from './live-openapi.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 import { presentLocalDelivery } from './present.ts'
 import { untrusted } from './untrusted-response.ts'
 
@@ -55,7 +57,7 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
     return ep
   }
 
-  router.get('/endpoints/:token/stream', auth, untrusted, validate(streamSchema), async (ctx) => {
+  router.get('/endpoints/:token/stream', describedAs(LIVE_STREAM_OPENAPI), auth, untrusted, validate(streamSchema), async (ctx) => {
     const { params, query } = input(ctx, streamSchema)
     const after = lastEventId(ctx, query.last_event_id)
     // Everything that can fail with a status fails here, before the stream opens.

@@ -90,7 +90,10 @@ export type SearchQuery = {
   forward_status?: (typeof FORWARD_STATUSES)[number]
 }
 
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+// Control characters as \xHH escapes: a BSON regular expression cannot hold a NUL byte, and the
+// others read more safely escaped; every engine reads the escape as the character itself.
+const escapeRegex = (s: string) =>
+  s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
 
 /**
  * The MongoDB filter of the given search, to AND with the endpoint (and the id cursor). Cheapest

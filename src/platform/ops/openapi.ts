@@ -14,6 +14,8 @@ export interface RouteInfo {
   /** Router path template as registered (e.g. /api/v1/projects/:id). */
   path: string
   schema?: z.ZodObject
+  /** What the route's own description adds (describedAs): summary, parameters, responses… */
+  extra?: Record<string, unknown>
 }
 
 /**
@@ -29,6 +31,19 @@ export interface DocumentedOperation {
 }
 
 const DOCUMENTED = Symbol('openapi operations')
+const DESCRIBED = Symbol('openapi operation extra')
+
+/**
+ * A pass-through middleware, placed in a route's chain, that adds to the operation the route's
+ * schema yields what no schema says: a summary, headers it reads, and answers other than JSON
+ * (an event stream's media type and events). `responses` merge over the generated ones.
+ */
+export function describedAs(extra: Record<string, unknown>): Koa.Middleware {
+  const mw: Koa.Middleware = (_ctx, next) => next()
+  return Object.assign(mw, { [DESCRIBED]: extra })
+}
+
+const describedOf = (mw: unknown) => (mw as { [DESCRIBED]?: Record<string, unknown> })[DESCRIBED]
 
 /** Mark an app middleware as serving `ops`, for /openapi.json. */
 export function documented<F extends Koa.Middleware>(mw: F, ops: DocumentedOperation[]): F {
@@ -48,9 +63,10 @@ export function routesOf(app: Koa): RouteInfo[] {
     for (const layer of router.stack) {
       if (typeof layer.path !== 'string') continue
       const schema = layer.stack.map((fn) => schemaOf(fn)).find((s) => s !== undefined)
+      const extra = layer.stack.map((fn) => describedOf(fn)).find((s) => s !== undefined)
       for (const method of layer.methods) {
         if (method === 'HEAD') continue
-        out.push({ method: method.toLowerCase(), path: layer.path, schema })
+        out.push({ method: method.toLowerCase(), path: layer.path, schema, extra })
       }
     }
   }
@@ -103,12 +119,14 @@ export function buildOpenApi(app: Koa, opts: { service: string; basePath: string
     const { $schema: _s, ...body } = shape.body ? jsonSchema(shape.body) : {}
     const inApi = p.startsWith(opts.basePath) || opts.basePath === '/'
     paths[p] ??= {}
+    const { parameters: extraParameters, responses: extraResponses, ...extra } = (r.extra ?? {}) as { parameters?: unknown[]; responses?: Record<string, unknown> }
     paths[p][r.method] = {
       operationId: `${r.method}${p.replace(/[^A-Za-z0-9]+/g, '_')}`,
       tags: [inApi ? opts.service : 'operations'],
-      parameters: [...parameters('path', shape.params, names), ...parameters('query', shape.query, [])],
+      parameters: [...parameters('path', shape.params, names), ...parameters('query', shape.query, []), ...(extraParameters ?? [])],
       ...(shape.body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
-      responses: { '200': { description: 'Success' }, default: ERROR_RESPONSE },
+      responses: { '200': { description: 'Success' }, default: ERROR_RESPONSE, ...extraResponses },
+      ...extra,
     }
   }
   for (const mw of app.middleware) {
@@ -136,5 +154,38 @@ export function buildOpenApi(app: Koa, opts: { service: string; basePath: string
       schemas: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     },
+  }
+}
+
+export interface StreamEvent {
+  /** The SSE `event:` field. */
+  event: string
+  description: string
+  /** What the SSE `id:` field holds, when the event has one. */
+  id?: string
+  /** JSON Schema of the `data:` field, which is one line of JSON. */
+  data: Record<string, unknown>
+}
+
+/**
+ * A `text/event-stream` answer, for a route that streams Server-Sent Events. OpenAPI 3.1 has no
+ * schema for a sequence of events, so the schema is one event (`id`, `event`, `data` holding JSON
+ * per `contentSchema`) with a `oneOf` over the event types, and `x-sse-events` lists them for tools.
+ */
+export function eventStreamResponse(description: string, events: StreamEvent[]): Record<string, unknown> {
+  const one = (e: StreamEvent) => ({
+    type: 'object',
+    description: e.description,
+    properties: {
+      ...(e.id ? { id: { type: 'string', description: e.id } } : {}),
+      event: { const: e.event },
+      data: { type: 'string', contentMediaType: 'application/json', contentSchema: e.data },
+    },
+    required: ['event', 'data'],
+  })
+  return {
+    description,
+    headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store, no-transform' } } },
+    content: { 'text/event-stream': { schema: { oneOf: events.map(one) }, 'x-sse-events': events.map((e) => e.event) } },
   }
 }
