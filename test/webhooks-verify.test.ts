@@ -173,7 +173,7 @@ describe('webhooks: signature verification', () => {
     const noSecret = await post(api(sys, `/endpoints/${ep.endpoint_id}/requests/${plain}/verify`), {}, { key })
     assert.equal(noSecret.status, 400)
     assert.match(noSecret.json.error, /secret is required/)
-    const scheme = await verify(plain, 's', 'shopify')
+    const scheme = await verify(plain, 's', 'mailchimp')
     assert.equal(scheme.status, 400)
     assert.match(scheme.json.error, /scheme must be one of/)
   })
