@@ -23,6 +23,19 @@ function publicKey(secret: string): KeyObject {
   return key
 }
 
+/** SEQUENCE { INTEGER r, INTEGER s } with r and s of 1 to 33 bytes: Node's verify answers a plain
+ * false for anything else, which would read as a wrong key rather than a broken header. */
+function isDerSignature(sig: Buffer): boolean {
+  if (sig.length < 8 || sig.length > 72 || sig[0] !== 0x30 || sig[1] !== sig.length - 2) return false
+  let at = 2
+  for (let i = 0; i < 2; i++) {
+    const len = sig[at + 1] ?? 0
+    if (sig[at] !== 0x02 || len < 1 || len > 33) return false
+    at += 2 + len
+  }
+  return at === sig.length
+}
+
 export const sendgrid: SignatureScheme = {
   id: 'sendgrid',
   name: 'SendGrid',
@@ -31,8 +44,7 @@ export const sendgrid: SignatureScheme = {
   check(input) {
     const sigB64 = header(input, SIGNATURE)?.trim() ?? ''
     const sig = /^[A-Za-z0-9+/]+={0,2}$/.test(sigB64) ? Buffer.from(sigB64, 'base64') : null
-    // A DER ECDSA-P256 signature is a SEQUENCE (0x30) of 8 to 72 bytes.
-    if (!sig || sig.length < 8 || sig.length > 72 || sig[0] !== 0x30) {
+    if (!sig || !isDerSignature(sig)) {
       throw badRequest(`${SIGNATURE} header is malformed (expected a base64 DER ECDSA signature)`)
     }
     const ts = header(input, TIMESTAMP)
