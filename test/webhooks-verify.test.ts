@@ -247,6 +247,16 @@ describe('webhooks: signature verification', () => {
     assert.equal((await verify(id, 's')).json.valid, true)
   })
 
+  it('/openapi.json documents the body of verify: secret (or public key), scheme with every sender, url', async () => {
+    const doc = (await get(`${sys.root.webhooks}/openapi.json`)).json
+    const schema = doc.paths['/api/v1/endpoints/{token}/requests/{id}/verify'].post.requestBody.content['application/json'].schema
+    assert.deepEqual(schema.required, ['secret'])
+    assert.deepEqual(schema.properties.scheme.enum, ['github', 'stripe', 'paddle', 'standard-webhooks', 'svix', 'shopify', 'slack', 'twilio', 'square', 'zoom', 'intercom', 'linear', 'discord', 'sendgrid'])
+    assert.match(schema.properties.secret.description, /for discord the application's public key .* for sendgrid the verification key/)
+    assert.deepEqual([schema.properties.url.type, schema.properties.url.maxLength], ['string', 2048])
+    assert.match(schema.properties.url.description, /For twilio and square, which sign the URL they call/)
+  })
+
   it('bad input: no signature header, malformed header, missing secret, unknown scheme → 400', async () => {
     const plain = await send({})
     const r = await verify(plain, 's')
