@@ -12,6 +12,7 @@ import { Webhook as SvixWebhook } from 'svix'
 import twilio from 'twilio'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
+import { rawRequest } from './helpers/raw-http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 // A billing event as the spec describes it (event_id, event_type, occurred_at, data.items[].price...).
@@ -211,6 +212,15 @@ describe('webhooks: signature verification', () => {
     assert.match(guess.json.reason, /or Twilio signed another URL than .*\(pass the URL configured at Twilio, with its query string, as `url`\)/)
     const given = await verify(proxied, token, undefined, { url: publicUrl })
     assert.deepEqual([given.json.valid, given.json.signed_url], [true, publicUrl], given.text)
+
+    // Without `url`, the URL comes from the Host header; one that makes no URL is the caller's 400.
+    const json = JSON.stringify({ secret: token })
+    const odd = await rawRequest(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}/verify`), [
+      `POST /api/v1/endpoints/${ep.endpoint_id}/requests/${id}/verify HTTP/1.1`, 'Host: not a host', `Authorization: Bearer ${key}`,
+      'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close',
+    ], json)
+    assert.equal(odd.status, 400, odd.body.toString())
+    assert.match(JSON.parse(odd.body.toString()).error, /^the URL Twilio signed cannot be derived \(http:\/\/not a host\/hook\/.* is not a URL\): pass it as `url`$/)
   })
 
   it('Discord interaction (Ed25519): verified with the public key as secret; a bot token instead of the key is a 400', async () => {

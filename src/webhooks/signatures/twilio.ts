@@ -39,6 +39,8 @@ export const twilio: SignatureScheme = {
   check(input) {
     const sig = base64Of(header(input, 'X-Twilio-Signature')?.trim() ?? '', 20)
     if (!sig) throw badRequest('X-Twilio-Signature header is malformed (expected the base64 of 20 bytes)')
+    // The default URL comes from the Host header of the /verify request, which need not parse.
+    if (!URL.canParse(input.url)) throw badRequest(`the URL Twilio signed cannot be derived (${input.url} is not a URL): pass it as \`url\``)
     const query = new URL(input.url).searchParams
     const bodyHash = query.get('bodySHA256')
     const isForm = /^application\/x-www-form-urlencoded\b/i.test(input.headers['content-type'] ?? '')
