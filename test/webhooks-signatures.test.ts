@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto'
 import { EventWebhook } from '@sendgrid/eventwebhook'
+import fc from 'fast-check'
 import { LinearWebhookClient } from '@linear/sdk/webhooks'
 import { getHmac as shopifyHmac } from '@shopify/shopify-api/test-helpers'
 import { verifySlackRequest } from '@slack/bolt'
@@ -287,5 +288,36 @@ describe('webhooks: signature schemes', () => {
       }
       refuses(() => check({ 'X-Twilio-Email-Event-Webhook-Signature': h['X-Twilio-Email-Event-Webhook-Signature'] }, key, { body: events }), /X-Twilio-Email-Event-Webhook-Timestamp header is required for SendGrid/)
     })
+  })
+
+  it('any header values, secret and body: an answer or a 400 for every scheme, never another error (property)', () => {
+    // Every header any scheme reads, each absent or arbitrary (often near-valid: a known prefix
+    // followed by arbitrary text), so parsers meet both garbage and almost-right values.
+    const names = [
+      'stripe-signature', 'paddle-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature',
+      'x-hub-signature-256', 'x-hub-signature', 'x-shopify-hmac-sha256', 'x-slack-signature', 'x-slack-request-timestamp', 'x-twilio-signature',
+      'content-type', 'x-twilio-email-event-webhook-signature', 'x-twilio-email-event-webhook-timestamp', 'x-square-hmacsha256-signature',
+      'x-zm-signature', 'x-zm-request-timestamp', 'x-signature-ed25519', 'x-signature-timestamp', 'linear-signature',
+    ]
+    const value = fc.oneof(
+      fc.string({ maxLength: 80 }),
+      fc.tuple(fc.constantFrom('t=1,v1=', 'ts=1;h1=', 'v1,', 'sha256=', 'sha1=', 'v0=', 'MEUCI', '1700000000', 'application/x-www-form-urlencoded'), fc.string({ maxLength: 80 })).map(([a, b]) => a + b),
+      fc.stringMatching(/^[0-9a-f]{40,128}$/),
+      fc.uint8Array({ minLength: 1, maxLength: 72 }).map((b) => Buffer.from(b).toString('base64')),
+    )
+    const headers = fc.record(Object.fromEntries(names.map((n) => [n, value])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, string>>
+    const secret = fc.oneof(fc.string({ minLength: 1, maxLength: 200 }), fc.stringMatching(/^[0-9a-f]{64}$/), fc.constant('whsec_'), fc.uint8Array({ minLength: 1, maxLength: 120 }).map((b) => Buffer.from(b).toString('base64')))
+    fc.assert(
+      fc.property(fc.constantFrom(undefined, ...SCHEMES), headers, secret, fc.uint8Array({ maxLength: 200 }), fc.webUrl({ withQueryParameters: true }), (scheme, h, sec, b, url) => {
+        try {
+          const r = verifySignature({ headers: h, secret: sec, body: Buffer.from(b), receivedAt: now, url, ...(scheme ? { scheme } : {}) })
+          assert.equal(typeof r.valid, 'boolean')
+          assert.equal(typeof r.reason, 'string')
+        } catch (e) {
+          if (!(e instanceof HttpError) || e.status !== 400) throw e
+        }
+      }),
+      { numRuns: 500 },
+    )
   })
 })
