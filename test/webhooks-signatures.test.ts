@@ -308,7 +308,9 @@ describe('webhooks: signature schemes', () => {
     const headers = fc.record(Object.fromEntries(names.map((n) => [n, value])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, string>>
     const secret = fc.oneof(fc.string({ minLength: 1, maxLength: 200 }), fc.stringMatching(/^[0-9a-f]{64}$/), fc.constant('whsec_'), fc.uint8Array({ minLength: 1, maxLength: 120 }).map((b) => Buffer.from(b).toString('base64')))
     fc.assert(
-      fc.property(fc.constantFrom(undefined, ...SCHEMES), headers, secret, fc.uint8Array({ maxLength: 200 }), fc.webUrl({ withQueryParameters: true }), (scheme, h, sec, b, url) => {
+      fc.property(fc.constantFrom(undefined, ...SCHEMES), headers, secret, fc.uint8Array({ maxLength: 200 }), fc.tuple(fc.constantFrom('https://a.example', 'http://[::1]:8080', 'https://h.example:443'), fc.string({ maxLength: 30 }), fc.option(fc.string({ maxLength: 70 }))).map(
+        ([origin, path, hash]) => `${origin}/${encodeURIComponent(path)}${hash === null ? '' : `?bodySHA256=${encodeURIComponent(hash)}`}`,
+      ), (scheme, h, sec, b, url) => {
         try {
           const r = verifySignature({ headers: h, secret: sec, body: Buffer.from(b), receivedAt: now, url, ...(scheme ? { scheme } : {}) })
           assert.equal(typeof r.valid, 'boolean')
@@ -317,7 +319,7 @@ describe('webhooks: signature schemes', () => {
           if (!(e instanceof HttpError) || e.status !== 400) throw e
         }
       }),
-      { numRuns: 500 },
+      { numRuns: 1_000 },
     )
   })
 })
