@@ -18,8 +18,9 @@ import twilio from 'twilio'
 import { HttpError } from '../src/platform/http/errors.ts'
 import { SCHEMES, verifySignature, type Scheme } from '../src/webhooks/signatures/index.ts'
 
-const now = new Date()
-const nowSec = Math.floor(now.getTime() / 1000)
+// A whole second, so a skew computed from it is exact (received_at minus a signed time in seconds).
+const nowSec = Math.floor(Date.now() / 1000)
+const now = new Date(nowSec * 1000)
 const body = JSON.stringify({ id: 'evt_1', type: 'order.created', amount: 1999, note: 'Grüße' })
 const URL_ = 'https://hooks.example.com/hook/tok123?source=test'
 
@@ -58,6 +59,9 @@ describe('webhooks: signature schemes', () => {
     assert.equal(legacy.valid, true)
     refuses(() => check({ 'Content-Type': 'application/json' }, 's'), /No signature header found \(looked for Stripe-Signature, .*X-Shopify-Hmac-Sha256, X-Slack-Signature, X-Twilio-Signature, .*X-Signature-Ed25519, Linear-Signature, X-Hub-Signature\)/)
     refuses(() => check({ 'X-Hub-Signature-256': 'x'.repeat(5000) }, 's'), /X-Hub-Signature-256 header is too long to be a signature \(5000 characters\)/)
+    // A scheme asked for whose header the request lacks says so, and what the request does carry.
+    refuses(() => check({ 'X-Hub-Signature': sha1 }, 's', { scheme: 'shopify' }), /^Shopify signs with the X-Shopify-Hmac-Sha256 header, which this request does not carry \(it carries X-Hub-Signature: intercom\)$/)
+    refuses(() => check({}, 's', { scheme: 'twilio' }), /^Twilio signs with the X-Twilio-Signature header, which this request does not carry$/)
   })
 
   describe('Shopify (X-Shopify-Hmac-Sha256)', () => {
@@ -217,9 +221,12 @@ describe('webhooks: signature schemes', () => {
       const stale = check(sigOf(old), secret, { body: old })
       assert.equal(stale.valid, false)
       assert.match(stale.reason, /signed 90 s before it was received \(tolerance 60 s\)/)
-      const none = check(sigOf(body), secret)
-      assert.equal(none.valid, false)
-      assert.match(none.reason, /signature matches, but the body has no numeric webhookTimestamp/)
+      for (const b of [body, JSON.stringify({ type: 'Issue', webhookTimestamp: 1e300 }), JSON.stringify({ webhookTimestamp: String(now.getTime()) }), '[1,2']) {
+        const none = check(sigOf(b), secret, { body: b })
+        assert.equal(none.valid, false)
+        assert.equal(none.signed_at, null)
+        assert.match(none.reason, /signature matches, but the body has no webhookTimestamp \(a time in Unix milliseconds\)/)
+      }
     })
     it('malformed', () => {
       refuses(() => check({ 'Linear-Signature': 'sha256=' + 'a'.repeat(64) }, secret), /Linear-Signature header is malformed \(expected <64 hex digits>\)/)

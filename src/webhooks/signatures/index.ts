@@ -65,6 +65,10 @@ export function verifySignature(opts: {
   // answered for what it is rather than refused for lacking webhook-* headers.
   if (scheme === standardWebhooks && !opts.headers['webhook-signature'] && opts.headers['svix-signature']) scheme = svix
   if (!scheme) throw badRequest(`No signature header found (looked for ${REGISTRY.map((s) => s.header).join(', ')})`)
+  if (opts.headers[scheme.header.toLowerCase()] === undefined) {
+    const found = detectScheme(opts.headers)
+    throw badRequest(`${scheme.name} signs with the ${scheme.header} header, which this request does not carry${found ? ` (it carries ${found.header}: ${found.id})` : ''}`)
+  }
   const p = scheme.check({ headers: opts.headers, body: opts.body, secret: opts.secret, url: opts.url })
   const base = {
     scheme: scheme.id,

@@ -6,7 +6,8 @@ import { hexSignature, hmac, matchAny, type SignatureScheme } from './scheme.ts'
 function webhookTimestamp(body: Buffer): number | null {
   try {
     const t = (JSON.parse(body.toString('utf8')) as { webhookTimestamp?: unknown })?.webhookTimestamp
-    return typeof t === 'number' && Number.isFinite(t) ? t / 1000 : null
+    // Within the range of a Date (±8.64e15 ms), so the answer can show it.
+    return typeof t === 'number' && Math.abs(t) <= 8.64e15 ? t / 1000 : null
   } catch {
     return null
   }
@@ -24,7 +25,7 @@ export const linear: SignatureScheme = {
       timestamp,
       signatures: 1,
       matched: matchAny([sig], hmac('sha256', input.secret, input.body)),
-      ...(timestamp === null ? { invalid: 'signature matches, but the body has no numeric webhookTimestamp, which Linear signs and its SDK requires' } : {}),
+      ...(timestamp === null ? { invalid: 'signature matches, but the body has no webhookTimestamp (a time in Unix milliseconds), which Linear signs and its SDK requires' } : {}),
     }
   },
 }
