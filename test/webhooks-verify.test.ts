@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict'
-import { createHmac } from 'node:crypto'
+import { createHmac, generateKeyPairSync, sign } from 'node:crypto'
 import { sign as githubSign, verify as githubVerify } from '@octokit/webhooks-methods'
 import { Paddle } from '@paddle/paddle-node-sdk'
+import '@shopify/shopify-api/adapters/web-api'
+import { ApiVersion, LogSeverity, shopifyApi } from '@shopify/shopify-api'
+import { getHmac as shopifyHmac } from '@shopify/shopify-api/test-helpers'
+import { verifyKey as discordVerifyKey } from 'discord-interactions'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import Stripe from 'stripe'
 import { Webhook as SvixWebhook } from 'svix'
+import twilio from 'twilio'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
+import { rawRequest } from './helpers/raw-http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 // A billing event as the spec describes it (event_id, event_type, occurred_at, data.items[].price...).
@@ -32,7 +38,8 @@ describe('webhooks: signature verification', () => {
     assert.equal(r.status, 200)
     return (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests?limit=1`), { key })).json.requests[0].id
   }
-  const verify = (id: number, secret: string, scheme?: string) => post(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}/verify`), { secret, ...(scheme ? { scheme } : {}) }, { key })
+  const verify = (id: number, secret: string, scheme?: string, extra: Record<string, unknown> = {}) =>
+    post(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}/verify`), { secret, ...(scheme ? { scheme } : {}), ...extra }, { key })
   const stored = async (id: number) => (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}`), { key })).json
 
   it('GitHub X-Hub-Signature-256: valid, wrong secret, body changed; the returned body verifies with octokit', async () => {
@@ -162,18 +169,116 @@ describe('webhooks: signature verification', () => {
     assert.equal(noId.json.error, 'svix-id and svix-timestamp headers are required for Svix')
   })
 
+  it('Shopify X-Shopify-Hmac-Sha256 (signed by @shopify/shopify-api): valid, and the stored request passes shopify.webhooks.validate; wrong secret', async () => {
+    const secret = 'shpss_e2e_client_secret'
+    const headers = {
+      'X-Shopify-Hmac-Sha256': shopifyHmac(payload, secret), 'X-Shopify-Topic': 'orders/create', 'X-Shopify-API-Version': '2024-10',
+      'X-Shopify-Shop-Domain': 'demo.myshopify.com', 'X-Shopify-Webhook-Id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043', 'X-Shopify-Event-Id': 'e1',
+    }
+    const id = await send(headers)
+    const ok = await verify(id, secret)
+    assert.equal(ok.status, 200, ok.text)
+    assert.deepEqual([ok.json.valid, ok.json.scheme, ok.json.signed_at, ok.json.tolerance_seconds, ok.json.signed_url], [true, 'shopify', null, null, null])
+    const s = await stored(id)
+    const shopify = shopifyApi({ apiKey: 'k', apiSecretKey: secret, scopes: [], hostName: 'app.example.com', apiVersion: ApiVersion.October24, isEmbeddedApp: false, logger: { level: LogSeverity.Error } })
+    const check = await shopify.webhooks.validate({ rawBody: s.body, rawRequest: new Request(ep.url, { method: 'POST', headers: s.headers }) })
+    assert.equal(check.valid, true)
+    const wrong = await verify(id, 'shpss_other')
+    assert.equal(wrong.json.valid, false)
+    assert.match(wrong.json.reason, /wrong secret/)
+  })
+
+  it('Twilio form POST (signed by the twilio library): the capture URL by default; behind a proxy, the signed URL given as url', async () => {
+    const token = 'twilio_e2e_auth_token'
+    const form = 'AccountSid=AC123&From=%2B15557654321&To=%2B15551234567&Body=Hi+there+%F0%9F%91%8B&NumMedia=0'
+    const params = Object.fromEntries(new URLSearchParams(form))
+    const direct = `${ep.url}?tenant=7`
+    const sendForm = async (signedFor: string) => {
+      const r = await capture(direct, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(token, signedFor, params) } })
+      assert.equal(r.status, 200)
+      return (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests?limit=1`), { key })).json.requests[0].id as number
+    }
+    const id = await sendForm(direct)
+    const ok = await verify(id, token)
+    assert.equal(ok.status, 200, ok.text)
+    assert.deepEqual([ok.json.valid, ok.json.scheme, ok.json.signed_url], [true, 'twilio', direct], ok.text)
+    assert.equal(twilio.validateRequest(token, (await stored(id)).headers['x-twilio-signature'], direct, params), true)
+
+    const publicUrl = `https://hooks.example.com/wh/hook/${ep.endpoint_id}?tenant=7`
+    const proxied = await sendForm(publicUrl)
+    const guess = await verify(proxied, token)
+    assert.equal(guess.json.valid, false)
+    assert.equal(guess.json.signed_url, direct)
+    assert.match(guess.json.reason, /or Twilio signed another URL than .*\(pass the URL configured at Twilio, with its query string, as `url`\)/)
+    const given = await verify(proxied, token, undefined, { url: publicUrl })
+    assert.deepEqual([given.json.valid, given.json.signed_url], [true, publicUrl], given.text)
+
+    // Without `url`, the URL comes from the Host header; one that makes no URL is the caller's 400.
+    const json = JSON.stringify({ secret: token })
+    const odd = await rawRequest(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}/verify`), [
+      `POST /api/v1/endpoints/${ep.endpoint_id}/requests/${id}/verify HTTP/1.1`, 'Host: not a host', `Authorization: Bearer ${key}`,
+      'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close',
+    ], json)
+    assert.equal(odd.status, 400, odd.body.toString())
+    assert.match(JSON.parse(odd.body.toString()).error, /^the URL Twilio signed cannot be derived \(http:\/\/not a host\/hook\/.* is not a URL\): pass it as `url`$/)
+  })
+
+  it('Discord interaction (Ed25519): verified with the public key as secret; a bot token instead of the key is a 400', async () => {
+    const kp = generateKeyPairSync('ed25519')
+    const publicKey = Buffer.from(kp.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex')
+    const ts = String(Math.floor(Date.now() / 1000))
+    const interaction = JSON.stringify({ type: 1, id: '1', application_id: '2', token: 't', version: 1 })
+    const sig = sign(null, Buffer.from(ts + interaction), kp.privateKey).toString('hex')
+    const id = await send({ 'X-Signature-Ed25519': sig, 'X-Signature-Timestamp': ts }, interaction)
+    const ok = await verify(id, publicKey)
+    assert.equal(ok.status, 200, ok.text)
+    assert.deepEqual([ok.json.valid, ok.json.scheme], [true, 'discord'], ok.text)
+    const s = await stored(id)
+    assert.equal(await discordVerifyKey(s.body, s.headers['x-signature-ed25519'], s.headers['x-signature-timestamp'], publicKey), true)
+    const token = await verify(id, 'MTIzNDU2Nzg5.bot-token')
+    assert.equal(token.status, 400)
+    assert.match(token.json.error, /secret must be the application's public key for Discord: 64 hex digits/)
+  })
+
+  it('bad url or oversized secret → 400 naming the field, for any scheme', async () => {
+    const id = await send({ 'X-Shopify-Hmac-Sha256': shopifyHmac(payload, 's') })
+    for (const url of ['ftp://example.com/x', '/hook/relative', 'https://', `https://example.com/${'a'.repeat(2_100)}`]) {
+      const r = await verify(id, 's', undefined, { url })
+      assert.equal(r.status, 400, url)
+      assert.match(r.json.error, /^url must be (an absolute http\(s\) URL|at most 2048 characters)$/)
+    }
+    const big = await verify(id, 'x'.repeat(1_001))
+    assert.equal(big.status, 400)
+    assert.equal(big.json.error, 'secret must be at most 1000 characters')
+    const nonString = await post(api(sys, `/endpoints/${ep.endpoint_id}/requests/${id}/verify`), { secret: 's', url: 42 }, { key })
+    assert.equal(nonString.status, 400)
+    assert.equal(nonString.json.error, 'url must be a string')
+    // The check itself still works on the same capture afterwards.
+    assert.equal((await verify(id, 's')).json.valid, true)
+  })
+
+  it('/openapi.json documents the body of verify: secret (or public key), scheme with every sender, url', async () => {
+    const doc = (await get(`${sys.root.webhooks}/openapi.json`)).json
+    const schema = doc.paths['/api/v1/endpoints/{token}/requests/{id}/verify'].post.requestBody.content['application/json'].schema
+    assert.deepEqual(schema.required, ['secret'])
+    assert.deepEqual(schema.properties.scheme.enum, ['github', 'stripe', 'paddle', 'standard-webhooks', 'svix', 'shopify', 'slack', 'twilio', 'square', 'zoom', 'intercom', 'linear', 'discord', 'sendgrid'])
+    assert.match(schema.properties.secret.description, /for discord the application's public key .* for sendgrid the verification key/)
+    assert.deepEqual([schema.properties.url.type, schema.properties.url.maxLength], ['string', 2048])
+    assert.match(schema.properties.url.description, /For twilio and square, which sign the URL they call/)
+  })
+
   it('bad input: no signature header, malformed header, missing secret, unknown scheme → 400', async () => {
     const plain = await send({})
     const r = await verify(plain, 's')
     assert.equal(r.status, 400)
-    assert.match(r.json.error, /No signature header found/)
+    assert.match(r.json.error, /No signature header found \(looked for .*X-Shopify-Hmac-Sha256.*X-Signature-Ed25519/)
     const mal = await verify(await send({ 'Stripe-Signature': 'garbage' }), 's')
     assert.equal(mal.status, 400)
     assert.match(mal.json.error, /Stripe-Signature header is malformed/)
     const noSecret = await post(api(sys, `/endpoints/${ep.endpoint_id}/requests/${plain}/verify`), {}, { key })
     assert.equal(noSecret.status, 400)
     assert.match(noSecret.json.error, /secret is required/)
-    const scheme = await verify(plain, 's', 'shopify')
+    const scheme = await verify(plain, 's', 'mailchimp')
     assert.equal(scheme.status, 400)
     assert.match(scheme.json.error, /scheme must be one of/)
   })

@@ -22,7 +22,7 @@ import { replayNow } from './replay.ts'
 import { findCaptures } from './capture-search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './schema.ts'
 import { untrusted } from './untrusted-response.ts'
-import { verifySignature } from './verify.ts'
+import { verifySignature } from './signatures/index.ts'
 
 export const SAVE_KEY_MESSAGE = 'Save your API key now: it is shown only once and cannot be recovered.'
 export const paidOnly = (feature: string, plan: string) =>
@@ -194,7 +194,10 @@ export function webhooksRouter(platform: Platform): Router {
   router.post('/endpoints/:token/requests/:id/verify', auth, validate(verifySchema), async (ctx) => {
     const { params, body } = input(ctx, verifySchema)
     const { cap } = await ownCapture(ctx, params.token, params.id)
-    ctx.body = verifySignature({ scheme: body.scheme, headers: cap.headers, secret: body.secret, body: await getBody(db, cap), receivedAt: cap.received_at })
+    // Twilio and Square sign the URL they were configured with; without one given, the capture URL
+    // as this service sees it (WEBHOOKS_PUBLIC_URL or the request's host) is the best guess.
+    const url = body.url ?? `${publicBase(ctx, config)}${cap.path}${cap.query ? `?${cap.query}` : ''}`
+    ctx.body = verifySignature({ scheme: body.scheme, headers: cap.headers, secret: body.secret, body: await getBody(db, cap), receivedAt: cap.received_at, url })
   })
 
   return router

@@ -1,8 +1,9 @@
 // Request schemas of the webhook-capture management API (routes.ts). Tokens are not validated
 // here: an unknown or malformed token is simply not found (404).
 import { z } from 'zod'
+import { fieldMessage } from '../platform/http/validate.ts'
 import { searchFields } from './search.ts'
-import { SCHEMES } from './verify.ts'
+import { SCHEMES } from './signatures/index.ts'
 
 const headerValue = /^[\t\x20-\x7e]*$/
 
@@ -52,7 +53,25 @@ export const replaySchema = z.object({
 export const verifySchema = z.object({
   params: requestParams,
   body: z.object({
-    secret: z.string().min(1).max(1_000),
-    scheme: z.enum(SCHEMES).optional(),
+    secret: z
+      .string()
+      .min(1)
+      .max(1_000)
+      .describe(
+        "What the sender signs with: the shared secret (signing secret, auth token, signature key, whsec_… secret), or for discord the application's public key (64 hex digits) and for sendgrid the verification key (base64 or PEM).",
+      ),
+    scheme: z
+      .enum(SCHEMES)
+      .optional()
+      .describe('The sender to check as; by default it is detected from the signature header the request carries.'),
+    url: z
+      .string()
+      .min(1)
+      .max(2_048)
+      .refine((u) => /^https?:\/\//i.test(u) && URL.canParse(u), { error: fieldMessage('must be an absolute http(s) URL') })
+      .optional()
+      .describe(
+        'For twilio and square, which sign the URL they call: that URL exactly as configured at the sender (with its query string). Defaults to the capture URL as this service sees it, which differs behind a proxy that rewrites host or path. Other schemes ignore it.',
+      ),
   }),
 })
