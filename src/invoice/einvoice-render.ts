@@ -72,12 +72,24 @@ export function withTradeDelivery(xml: string): string {
 // test/invoice-facturx-xmp.test.ts checks the library still cuts the bytes and fails once it no
 // longer does (the patch would then encode twice).
 type AddMetadata = (this: unknown, pdfDoc: unknown, xmp: string) => void
-let fxProto = Object.getPrototypeOf(new FormatFactoryService().createFormatService('Factur-X-EN16931', quiet)) as { addMetadata?: AddMetadata }
+type AddRdf = (this: unknown, node: unknown, meta: { creator: string; subject: string }) => void
+let fxProto = Object.getPrototypeOf(new FormatFactoryService().createFormatService('Factur-X-EN16931', quiet)) as { addMetadata?: AddMetadata; addRdf?: AddRdf }
 while (!Object.prototype.hasOwnProperty.call(fxProto, 'addMetadata')) fxProto = Object.getPrototypeOf(fxProto)
 /** The library's own addMetadata, kept for the test that notices when it is fixed upstream. */
 export const libraryAddMetadata = fxProto.addMetadata!
 fxProto.addMetadata = function (this: unknown, pdfDoc: unknown, xmp: string) {
   return libraryAddMetadata.call(this, pdfDoc, xmpBytesAsText(xmp))
+}
+
+// The packet is built with xmlbuilder2, whose text escaping leaves "&name;" and "&#n;" alone, so a
+// seller called "A &amp; B" came out as "A & B" and "A &nbsp; B" as an undeclared entity (not
+// well-formed). Its two texts from the invoice (the seller's name, the subject naming it) get every
+// "&" as "&amp;" first, which xmlbuilder2 then keeps: each "&" is escaped exactly once. Upstream
+// still does this (3.x too); the PDF's Info dictionary takes the texts unescaped, from elsewhere.
+const libraryAddRdf = fxProto.addRdf!
+fxProto.addRdf = function (this: unknown, node: unknown, meta: { creator: string; subject: string }) {
+  const amp = (s: string) => s.replace(/&/g, '&amp;')
+  return libraryAddRdf.call(this, node, { ...meta, creator: amp(meta.creator), subject: amp(meta.subject) })
 }
 
 /** The XMP packet's UTF-8 bytes, one character per byte. */
