@@ -15,7 +15,8 @@ import { renderInvoicePdf } from '../src/invoice/render.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../src/invoice/schema.ts'
 import { HttpError } from '../src/platform/http/errors.ts'
 import { parseOrThrow } from '../src/platform/http/validate.ts'
-import { CII_XSD, fullRequest, pdfAttachments, pdfXmp, UBL_INVOICE_XSD } from './helpers/einvoice.ts'
+import { CII_XSD, fullRequest, pdfAttachments, pdfXmp, UBL_INVOICE_XSD, xsdValidate } from './helpers/einvoice.ts'
+import { pdfText } from './helpers/pdf.ts'
 
 const TODAY = '2026-11-02'
 
@@ -186,5 +187,65 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
       assert.equal(String(read ?? ''), w.fields['from.name']!.replace(/\r\n?/g, '\n'), `FC_SEED=${seed}: XMP of document ${i}`)
     }
     assert.ok(written.length > 5 && refused > 5, `both outcomes exercised (${written.length} written, ${refused} refused)`)
+  })
+
+  describe('examples', () => {
+    const cases: [string, string, string][] = [
+      ['U+0001', 'Muster\u0001GmbH', 'U+0001 at character 7'],
+      ['U+0000', '\u0000', 'U+0000 at character 1'],
+      ['U+000B', 'a\u000Bb', 'U+000B at character 2'],
+      ['U+001F', 'a\u001F', 'U+001F at character 2'],
+      ['a lone high surrogate', 'a\uD800b', 'U+D800 (a lone surrogate) at character 2'],
+      ['a lone low surrogate', '\uDC00', 'U+DC00 (a lone surrogate) at character 1'],
+      ['U+FFFE', 'a\uFFFE', 'U+FFFE at character 2'],
+      ['U+FFFF', '\uFFFF', 'U+FFFF at character 1'],
+      ['DEL', 'a\u007F', 'U+007F at character 2'],
+      ['a C1 control (€ read as Latin-1)', '100 \u0080', 'U+0080 at character 5'],
+      ['U+0085', 'a\u0085', 'U+0085 at character 2'],
+      ['a noncharacter U+FDD0', '\uFDD0', 'U+FDD0 at character 1'],
+      ['a plane-end noncharacter U+1FFFE, counted as one character', '😀\u{1FFFE}', 'U+1FFFE at character 2'],
+    ]
+    for (const format of ['ubl', 'xrechnung', 'facturx'] as const) {
+      for (const [what, value, found] of cases) {
+        it(`${format}: ${what} in from.name is a 400 naming from.name (BT-27) and the character`, () => {
+          const message = refusal(fullRequest({ format, from: { ...fullRequest().from, name: value } }))
+          assert.ok(message?.includes(`from.name (BT-27) holds ${found}, which an e-invoice cannot carry (XML 1.0) for format ${format}`), String(message))
+        })
+      }
+    }
+
+    it('one 400 names every field that holds such a character, with the other problems of the request', () => {
+      const body = fullRequest({ format: 'xrechnung', notes: 'a\u0002', buyer_reference: '\uFFFF', payment: { ...fullRequest().payment, terms: 'x\u0003' } })
+      body.items[1].description = 'Book\u0000'
+      body.to.city = '\uDFFF'
+      delete body.from.phone
+      const message = refusal(body)!
+      for (const named of ['notes (BT-22) holds U+0002', 'buyer_reference (BT-10) holds U+FFFF', 'payment.terms (BT-20) holds U+0003', 'items[1].description (BT-153) holds U+0000', 'to.city (BT-52) holds U+DFFF', 'from.phone (BT-42) is required']) {
+        assert.ok(message.includes(named), `${named} not in: ${message}`)
+      }
+    })
+
+    it('tab, line breaks, emoji, right-to-left text and markup are written, CR and CRLF as LF', async () => {
+      const notes = 'Zeile 1\r\nZeile 2\rZeile 3\n\teingerückt 😀 شكرا <b>&amp;</b>'
+      for (const format of ['ubl', 'xrechnung'] as const) {
+        const body = fullRequest({ format, notes })
+        assert.equal(refusal(body), null)
+        const { xml } = await write(invoiceBodySchema.parse(body))
+        xsdValidate(xml, XSD[format])
+        assert.ok(!xml.includes('\r'), 'no CR in the XML')
+        const read = execFileSync('xmllint', ['--xpath', 'string(//*[local-name()="Note" or local-name()="Content"][1])', '-'], { input: xml }).toString('utf8').replace(/\n$/, '') // xmllint ends its output with a newline
+        assert.equal(read, 'Zeile 1\nZeile 2\nZeile 3\n\teingerückt 😀 شكرا <b>&amp;</b>')
+      }
+    })
+
+    it('the plain pdf format takes the same text: it draws text and writes no XML', async () => {
+      const hostile = 'Muster\u0001 \uD800\uFFFF GmbH'
+      const body = { items: [{ description: `Beratung ${hostile}`, quantity: 1, unit_price: 100 }], from: { name: hostile }, notes: hostile, invoice_number: 'RE-7' }
+      assert.equal(refusal(body), null)
+      const pdf = await renderInvoicePdf(invoiceBodySchema.parse(body), { today: TODAY })
+      assert.match(pdfText(pdf), /Beratung/)
+      // The same request as an e-invoice is refused.
+      assert.match(refusal(fullRequest({ format: 'ubl', notes: hostile }))!, /notes \(BT-22\) holds U\+0001/)
+    })
   })
 })
