@@ -24,11 +24,11 @@ const TODAY = '2026-11-02'
 const FIELDS: [string, string][] = [
   ['invoice_number', 'BT-1'], ['notes', 'BT-22'], ['buyer_reference', 'BT-10'], ['order_reference', 'BT-13'],
   ['preceding_invoice_number', 'BT-25'], ['tax_exemption_reason', 'BT-120'], ['date', 'BT-2'], ['due_date', 'BT-9'],
-  ['from.name', 'BT-27'], ['from.identifier', 'BT-29'], ['from.street', 'BT-35'], ['from.additional_street', 'BT-36'],
+  ['from.name', 'BT-27'], ['from.street', 'BT-35'], ['from.additional_street', 'BT-36'],
   ['from.city', 'BT-37'], ['from.postal_code', 'BT-38'], ['from.country', 'BT-40'], ['from.legal_id', 'BT-30'],
   ['from.vat_id', 'BT-31'], ['from.tax_number', 'BT-32'], ['from.peppol_id', 'BT-34'], ['from.email', 'BT-43'],
   ['from.contact', 'BT-41'], ['from.phone', 'BT-42'], ['from.address', ''],
-  ['to.name', 'BT-44'], ['to.identifier', 'BT-46'], ['to.street', 'BT-50'], ['to.additional_street', 'BT-51'],
+  ['to.name', 'BT-44'], ['to.street', 'BT-50'], ['to.additional_street', 'BT-51'],
   ['to.city', 'BT-52'], ['to.postal_code', 'BT-53'], ['to.country', 'BT-55'], ['to.legal_id', 'BT-47'],
   ['to.vat_id', 'BT-48'], ['to.peppol_id', 'BT-49'], ['to.email', 'BT-49'], ['to.phone', ''], ['to.address', ''],
   ['payment.account_name', 'BT-85'], ['payment.reference', 'BT-83'], ['payment.terms', 'BT-20'], ['payment.bic', 'BT-86'],

@@ -173,8 +173,6 @@ function party(p: Party, seller: boolean): Json {
     out['cbc:EndpointID'] = p.email
     out['cbc:EndpointID@schemeID'] = 'EM'
   }
-  // The seller may have several identifiers, the buyer one (a list in the model, an object).
-  if (p.identifier) out['cac:PartyIdentification'] = seller ? [{ 'cbc:ID': p.identifier }] : { 'cbc:ID': p.identifier }
   out['cac:PostalAddress'] = address(p)
   const schemes: Json[] = []
   if (p.vat_id) schemes.push({ 'cbc:CompanyID': p.vat_id, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } })

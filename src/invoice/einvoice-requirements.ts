@@ -20,7 +20,6 @@ interface Party {
   vat_id?: string
   tax_number?: string
   legal_id?: string
-  identifier?: string
   contact?: string
   peppol_id?: string
 }
@@ -102,8 +101,10 @@ export function formatProblems(req: RequirementInput): string[] {
   need(to.country, 'to.country', 'BT-55', f)
 
   // A buyer must be able to identify the seller: a tax number (BT-32) alone does not (BR-CO-26).
-  if (!from.identifier && !from.legal_id && !from.vat_id) {
-    out.push(`from.identifier (BT-29), from.legal_id (BT-30) or from.vat_id (BT-31) is required ${f} (BR-CO-26; a tax number, BT-32, does not identify the seller)`)
+  // Of the three terms that do, the request has BT-30 and BT-31 (the e-invoice library 2.3.4 does
+  // not write a seller identifier BT-29 into CII, so the request offers none).
+  if (!from.legal_id && !from.vat_id) {
+    out.push(`from.legal_id (BT-30) or from.vat_id (BT-31) is required ${f} (BR-CO-26; a tax number, BT-32, does not identify the seller)`)
   }
 
   // VAT identifiers by category.

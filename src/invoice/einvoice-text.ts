@@ -7,8 +7,8 @@
 
 /** Every request field the e-invoice XML carries, with its EN 16931 business term. */
 const PARTY_TERMS = {
-  from: { name: 'BT-27', identifier: 'BT-29', street: 'BT-35', additional_street: 'BT-36', city: 'BT-37', postal_code: 'BT-38', country: 'BT-40', legal_id: 'BT-30', vat_id: 'BT-31', tax_number: 'BT-32', peppol_id: 'BT-34', email: 'BT-43', contact: 'BT-41', phone: 'BT-42' },
-  to: { name: 'BT-44', identifier: 'BT-46', street: 'BT-50', additional_street: 'BT-51', city: 'BT-52', postal_code: 'BT-53', country: 'BT-55', legal_id: 'BT-47', vat_id: 'BT-48', peppol_id: 'BT-49', email: 'BT-49' },
+  from: { name: 'BT-27', street: 'BT-35', additional_street: 'BT-36', city: 'BT-37', postal_code: 'BT-38', country: 'BT-40', legal_id: 'BT-30', vat_id: 'BT-31', tax_number: 'BT-32', peppol_id: 'BT-34', email: 'BT-43', contact: 'BT-41', phone: 'BT-42' },
+  to: { name: 'BT-44', street: 'BT-50', additional_street: 'BT-51', city: 'BT-52', postal_code: 'BT-53', country: 'BT-55', legal_id: 'BT-47', vat_id: 'BT-48', peppol_id: 'BT-49', email: 'BT-49' },
 } as const
 const INVOICE_TERMS = {
   invoice_number: 'BT-1',

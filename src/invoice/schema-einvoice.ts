@@ -25,8 +25,6 @@ export const partyExtra = {
   postal_code: text(20).optional(),
   /** ISO 3166-1 alpha-2. */
   country: z.string().regex(/^[A-Z]{2}$/, { error: fieldMessage('must be an ISO 3166-1 alpha-2 country code such as DE') }).optional(),
-  /** The seller's (BT-29) or buyer's (BT-46) identifier, e.g. the number the other party knows them by. */
-  identifier: text(100).optional(),
   vat_id: text(30).optional(),
   tax_number: text(30).optional(),
   legal_id: text(50).optional(),
