@@ -68,7 +68,8 @@ export function withTradeDelivery(xml: string): string {
 // bytes of its UTF-8 encoding, one byte per character, which is what the low-byte cut writes out
 // unchanged; the library's own BOM (the three bytes EF BB BF written as three characters) is made
 // the one character U+FEFF first so that it is encoded once.
-// Remove this patch when a release carries the upstream fix (gflohr/e-invoice-eu#435, PR #437):
+// Remove this patch when a release carries the upstream fix (gflohr/e-invoice-eu#435, PR #437, in
+// its 3.0.0; the npm registry served 2.3.4 as the newest in November 2026):
 // test/invoice-facturx-xmp.test.ts checks the library still cuts the bytes and fails once it no
 // longer does (the patch would then encode twice).
 type AddMetadata = (this: unknown, pdfDoc: unknown, xmp: string) => void
