@@ -152,7 +152,7 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
           for (const [p, bt] of unwritable) assert.ok(message.includes(`${p} (${bt})`), `${p} not named with ${bt}: ${message}`)
         }
       }),
-      { numRuns: Number(process.env.FC_RUNS ?? 90), seed },
+      { numRuns: Number(process.env.FC_RUNS ?? 60), seed },
     ).catch((err) => {
       throw new Error(`FC_SEED=${seed}: ${(err as Error).message}\n${((err as Error).cause as Error | undefined)?.message ?? ''}`)
     })
