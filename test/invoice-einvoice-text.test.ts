@@ -32,7 +32,8 @@ const FIELDS: [string, string][] = [
   ['to.city', 'BT-52'], ['to.postal_code', 'BT-53'], ['to.country', 'BT-55'], ['to.legal_id', 'BT-47'],
   ['to.vat_id', 'BT-48'], ['to.peppol_id', 'BT-49'], ['to.email', 'BT-49'], ['to.phone', ''], ['to.address', ''],
   ['payment.account_name', 'BT-85'], ['payment.reference', 'BT-83'], ['payment.terms', 'BT-20'], ['payment.bic', 'BT-86'],
-  ['items[0].description', 'BT-153'], ['items[1].description', 'BT-153'], ['footer', ''], ['payment_info', ''],
+  ['payment.iban', 'BT-84'], ['currency', 'BT-5'], ['items[0].unit', 'BT-130'],
+  ['items[0].description', 'BT-153'], ['items[1].description', 'BT-153'], ['footer', ''], ['payment_info', ''], ['currency_symbol', ''],
 ]
 
 function getPath(body: unknown, path: string): unknown {
@@ -235,6 +236,12 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
         assert.ok(!xml.includes('\r'), 'no CR in the XML')
         const read = execFileSync('xmllint', ['--xpath', 'string(//*[local-name()="Note" or local-name()="Content"][1])', '-'], { input: xml }).toString('utf8').replace(/\n$/, '') // xmllint ends its output with a newline
         assert.equal(read, 'Zeile 1\nZeile 2\nZeile 3\n\teingerückt 😀 شكرا <b>&amp;</b>')
+      }
+    })
+
+    it('an unknown currency with a discount is a 400 naming currency, not an error (found by the property)', () => {
+      for (const body of [fullRequest({ format: 'ubl', currency: ' ' }), { items: [{ description: 'x', quantity: 1, unit_price: 10 }], currency: 'eur', discount: 1 }]) {
+        assert.equal(refusal(body), 'currency must be an ISO 4217 currency code such as EUR')
       }
     })
 
