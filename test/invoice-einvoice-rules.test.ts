@@ -2,13 +2,16 @@
 // the business-rule check on the e-invoice model (einvoice-rules.ts: each rule fails on a model
 // broken in just that way), and the terms each format requires (einvoice-requirements.ts).
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { renderEInvoice } from '../src/invoice/einvoice-render.ts'
+import { renderInvoicePdf } from '../src/invoice/render.ts'
 import { buildEInvoice } from '../src/invoice/einvoice-model.ts'
 import { businessRuleViolations } from '../src/invoice/einvoice-rules.ts'
 import { formatProblems, rateProblems } from '../src/invoice/einvoice-requirements.ts'
 import { invoiceBodySchema } from '../src/invoice/schema.ts'
 import { computeVat } from '../src/invoice/vat.ts'
 import { computeTotals } from '../src/invoice/money.ts'
-import { fullRequest } from './helpers/einvoice.ts'
+import { CII_XSD, fullRequest, pdfAttachments, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
 
 const model = (extra: Record<string, unknown> = {}) => {
   const req = invoiceBodySchema.parse(fullRequest({ format: 'ubl', ...extra }))
@@ -57,6 +60,11 @@ describe('e-invoice rules', () => {
       ['BR-S-08', (i) => (i['cac:TaxTotal'][0]['cac:TaxSubtotal'][0]['cbc:TaxableAmount'] = '1651.16')],
       ['BR-S-01', (i) => (i['cac:InvoiceLine'][1]['cac:Item']['cac:ClassifiedTaxCategory']['cbc:Percent'] = '5')],
       ['BR-DEC', (i) => (i['cac:LegalMonetaryTotal']['cbc:PayableAmount'] = '2006.420')],
+      ['BR-CO-26', (i) => {
+        const seller = i['cac:AccountingSupplierParty']['cac:Party']
+        seller['cac:PartyTaxScheme'] = [{ 'cbc:CompanyID': '12/345/67890', 'cac:TaxScheme': { 'cbc:ID': 'FC' } }]
+        delete seller['cac:PartyLegalEntity']['cbc:CompanyID']
+      }],
     ]
     for (const [rule, breakIt] of cases) {
       it(`${rule} fails on a model broken for it`, () => {
@@ -113,6 +121,91 @@ describe('e-invoice rules', () => {
       assert.deepEqual(rateProblems({ items: [{ tax_category: 'S' }] } as any).map((p) => p.message), ['items[0].tax_rate must be > 0 for tax category S (BR-S-05)'])
       assert.deepEqual(rateProblems({ items: [{}], tax_category: 'Z', tax_rate: 5 } as any).map((p) => p.message), ['tax_rate must be 0 for tax category Z (BR-Z-05)'])
       assert.deepEqual(rateProblems({ items: [{ tax_category: 'K', tax_rate: 0 }], tax_rate: 19 } as any), [])
+    })
+  })
+
+  describe('BR-CO-26 and BR-DE-14 in the written XML', () => {
+    /** xmllint's answer to an XPath 1.0 expression over the document ("true"/"false" for a test). */
+    const xpath = (xml: Buffer, expr: string) => execFileSync('xmllint', ['--xpath', expr, '-'], { input: xml }).toString('utf8').trim()
+    const el = (name: string) => `*[local-name()="${name}"]`
+
+    async function write(body: Record<string, unknown>): Promise<Buffer> {
+      const req = invoiceBodySchema.parse(body)
+      if (req.format !== 'facturx') return renderEInvoice(req, { today: '2026-11-23' })
+      const pdf = await renderInvoicePdf(req, { today: '2026-11-23', embedFonts: true })
+      return pdfAttachments(await renderEInvoice(req, { today: '2026-11-23', pdf })).get('factur-x.xml')!
+    }
+
+    // A German Kleinunternehmer: exempt (§ 19 UStG), a tax number (BT-32) and no VAT id.
+    const smallBusiness = (format: string, from: Record<string, unknown> = {}) => {
+      const r = fullRequest({ format, tax_rate: undefined, tax_category: 'E', tax_exemption_reason: 'Kein Ausweis von Umsatzsteuer, da Kleinunternehmer gemäß § 19 UStG', discount: 0 })
+      r.items = r.items.map(({ tax_rate, ...item }: Record<string, unknown>) => item)
+      delete r.from.vat_id
+      Object.assign(r.from, { tax_number: '12/345/67890', ...from })
+      return r
+    }
+
+    for (const format of ['ubl', 'xrechnung', 'facturx']) {
+      it(`${format}: a seller with only a tax number is a 400 naming BT-30 and BT-31 (BR-CO-26)`, () => {
+        const p = formatProblems(smallBusiness(format) as any)
+        assert.deepEqual(p, [`from.legal_id (BT-30) or from.vat_id (BT-31) is required for format ${format} (BR-CO-26; a tax number, BT-32, does not identify the seller)`])
+      })
+
+      it(`${format}: with from.legal_id (BT-30) or from.vat_id (BT-31) the XML satisfies BR-CO-26 and its schema`, async () => {
+        for (const from of [{ legal_id: 'HRB 12345' }, { vat_id: 'DE987654321' }]) {
+          const body = smallBusiness(format, from)
+          assert.deepEqual(formatProblems(body as any), [])
+          const xml = await write(body)
+          const text = xml.toString('utf8')
+          if (format === 'ubl') {
+            xsdValidate(xml, ublXsdOf(text))
+            // The rule's UBL test: a party identification, a legal entity id or a VAT scheme id.
+            const seller = `//${el('AccountingSupplierParty')}/${el('Party')}`
+            assert.equal(xpath(xml, `boolean(${seller}/${el('PartyIdentification')}/${el('ID')} or ${seller}/${el('PartyLegalEntity')}/${el('CompanyID')} or ${seller}/${el('PartyTaxScheme')}[${el('TaxScheme')}/${el('ID')}="VAT"]/${el('CompanyID')})`), 'true')
+          } else {
+            xsdValidate(xml, CII_XSD)
+            // The rule's CII test, from EN16931-CII-model.sch.
+            const seller = `//${el('SellerTradeParty')}`
+            assert.equal(xpath(xml, `boolean(${seller}/${el('ID')} or ${seller}/${el('GlobalID')} or ${seller}/${el('SpecifiedLegalOrganization')}/${el('ID')} or ${seller}/${el('SpecifiedTaxRegistration')}/${el('ID')}[@schemeID="VA"])`), 'true')
+          }
+          assert.ok(text.includes(Object.values(from)[0]!), 'the identifier sent is in the XML')
+        }
+      })
+    }
+
+    // Not subject to VAT (category O): no VAT ids at all (BR-O-02), so the legal id identifies the seller.
+    const notSubject = (format: string) => {
+      const r = fullRequest({ format, tax_rate: undefined, tax_category: 'O' })
+      r.items = r.items.map(({ tax_rate, ...item }: Record<string, unknown>) => item)
+      delete r.from.vat_id
+      delete r.to.vat_id
+      Object.assign(r.from, { tax_number: '12/345/67890', legal_id: 'HRB 12345' })
+      return r
+    }
+
+    it('xrechnung, category O: every VAT breakdown has its rate BT-119 = 0 (BR-DE-14); lines and allowances have none (BR-O-05, BR-O-06)', async () => {
+      const body = notSubject('xrechnung')
+      assert.deepEqual(formatProblems(body as any), [])
+      const xml = await write(body)
+      xsdValidate(xml, CII_XSD)
+      const breakdown = `//${el('ApplicableHeaderTradeSettlement')}/${el('ApplicableTradeTax')}`
+      assert.equal(xpath(xml, `count(${breakdown})`), '1')
+      // KoSIT's BR-DE-14 test in its rule context.
+      assert.equal(xpath(xml, `count(${breakdown}[not(${el('RateApplicablePercent')}[boolean(normalize-space(.))])])`), '0')
+      assert.equal(xpath(xml, `number(${breakdown}/${el('RateApplicablePercent')})`), '0')
+      assert.equal(xpath(xml, `number(${breakdown}/${el('CalculatedAmount')})`), '0') // BR-O-09
+      assert.equal(xpath(xml, `boolean(${breakdown}/${el('ExemptionReasonCode')} or ${breakdown}/${el('ExemptionReason')})`), 'true') // BR-O-10
+      assert.equal(xpath(xml, `count(//${el('SpecifiedLineTradeSettlement')}/${el('ApplicableTradeTax')}/${el('RateApplicablePercent')})`), '0')
+      assert.equal(xpath(xml, `count(//${el('SpecifiedTradeAllowanceCharge')})`), '1', 'the discount is an allowance')
+      assert.equal(xpath(xml, `count(//${el('CategoryTradeTax')}/${el('RateApplicablePercent')})`), '0')
+    })
+
+    it('ubl and facturx, category O: no rate anywhere (EN 16931 leaves BT-119 open for O; only XRechnung asks for it)', async () => {
+      for (const format of ['ubl', 'facturx']) {
+        const xml = await write(notSubject(format))
+        xsdValidate(xml, format === 'ubl' ? ublXsdOf(xml.toString('utf8')) : CII_XSD)
+        assert.equal(xpath(xml, `count(//${el('RateApplicablePercent')} | //${el('TaxCategory')}/${el('Percent')} | //${el('ClassifiedTaxCategory')}/${el('Percent')})`), '0', format)
+      }
     })
   })
 })

@@ -1,7 +1,7 @@
 // E-invoices through the API (issue #22): `format` ubl and xrechnung answer XML that validates
 // against the UBL 2.1 / CII D16B schemas, with the right media type and file name, amounts exact;
 // a request missing what a format needs is a 400 naming each field with its business term, and
-// is not counted. Batches take the same field and archive .xml files.
+// is not counted, as is text the XML cannot carry. Batches take the same field and archive .xml files.
 import assert from 'node:assert/strict'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
@@ -74,6 +74,23 @@ describe('invoice API: e-invoice XML formats', () => {
     assert.equal(res.status, 400, res.text)
     for (const s of ['currency (BT-5) is required for format xrechnung', 'to.vat_id (BT-48)', 'buyer_reference (BT-10) is required for format xrechnung', 'from.phone (BT-42) is required for format xrechnung']) {
       assert.ok(res.json.error.includes(s), `missing "${s}" in ${res.json.error}`)
+    }
+    assert.equal(await usage(), before)
+  })
+
+  it('400 for text XML cannot carry, naming field, BT and character, and for a seller identified by a tax number only (BR-CO-26); not counted', async () => {
+    const before = await usage()
+    for (const format of ['ubl', 'xrechnung', 'facturx']) {
+      const body = fullRequest({ format, notes: 'Danke\u0001' })
+      body.from.name = 'Muster \uFFFF GmbH'
+      delete body.from.vat_id
+      body.from.tax_number = '12/345/67890'
+      const res = await post(`${base}/invoice`, body, { key })
+      assert.equal(res.status, 400, res.text)
+      assert.match(res.headers.get('content-type')!, /^application\/json/)
+      for (const s of [`notes (BT-22) holds U+0001 at character 6, which an e-invoice cannot carry (XML 1.0) for format ${format}`, 'from.name (BT-27) holds U+FFFF at character 8', `from.legal_id (BT-30) or from.vat_id (BT-31) is required for format ${format} (BR-CO-26`]) {
+        assert.ok(res.json.error.includes(s), `missing "${s}" in ${res.json.error}`)
+      }
     }
     assert.equal(await usage(), before)
   })

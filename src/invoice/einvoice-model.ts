@@ -3,6 +3,7 @@
 // in minor units, written with the currency's decimals. The request has passed
 // einvoice-requirements.ts, so every term the format needs is present.
 import type { Invoice } from '@e-invoice-eu/core'
+import { xmlLineBreaks } from './einvoice-text.ts'
 import { currencyExponent, decimal, decimalString, formatQuantity } from './money.ts'
 import type { InvoiceRequest } from './schema.ts'
 import { computeVat, type TaxCategory, type VatTotals } from './vat.ts'
@@ -34,7 +35,9 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
   const money = (name: string, minor: bigint): Json => ({ [name]: decimalString(minor, exp), [`${name}@currencyID`]: currency })
   const taxCategory = (category: TaxCategory, rate: number, withReason: boolean): Json => {
     const out: Json = { 'cbc:ID': category }
-    if (category !== 'O') out['cbc:Percent'] = formatQuantity(rate)
+    // Category O has no rate on lines and allowances (BR-O-05…07); XRechnung wants the rate of every
+    // VAT breakdown (BR-DE-14), which EN 16931 leaves open for O: there it is 0.
+    if (category !== 'O' || (withReason && req.format === 'xrechnung')) out['cbc:Percent'] = formatQuantity(rate)
     if (withReason) {
       const ex = EXEMPTION[category]
       if (category === 'E') out['cbc:TaxExemptionReason'] = req.tax_exemption_reason!
@@ -119,7 +122,15 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
       'cac:Price': price(item.unit_price, item.unit ?? 'C62', currency),
     }
   })
-  return { invoice: { 'ubl:Invoice': inv } as unknown as Invoice, totals }
+  return { invoice: { 'ubl:Invoice': withLineBreaks(inv) } as unknown as Invoice, totals }
+}
+
+/** Every text of the model with its line breaks as the XML writes them (einvoice-text.ts). */
+function withLineBreaks<T>(value: T): T {
+  if (typeof value === 'string') return xmlLineBreaks(value) as T
+  if (Array.isArray(value)) return value.map(withLineBreaks) as T
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withLineBreaks(v)])) as T
 }
 
 /**

@@ -62,6 +62,42 @@ export function withTradeDelivery(xml: string): string {
   return xml.replace(/(\s*)<ram:ApplicableHeaderTradeSettlement>/, '$1<ram:ApplicableHeaderTradeDelivery/>$1<ram:ApplicableHeaderTradeSettlement>')
 }
 
+// Factur-X XMP metadata: @e-invoice-eu/core 2.3.4 hands the XMP packet to pdf-lib as a JS string,
+// and pdf-lib keeps the low byte of each UTF-16 unit, so "Söhne" is not UTF-8 and "丼evil丯举"
+// (U+4E3C, U+4E2F, U+4E3E) turns into "<evil/>" inside the packet. The packet is given as the
+// bytes of its UTF-8 encoding, one byte per character, which is what the low-byte cut writes out
+// unchanged; the library's own BOM (the three bytes EF BB BF written as three characters) is made
+// the one character U+FEFF first so that it is encoded once.
+// Remove this patch when a release carries the upstream fix (gflohr/e-invoice-eu#435, PR #437, in
+// its 3.0.0; the npm registry served 2.3.4 as the newest in November 2026):
+// test/invoice-facturx-xmp.test.ts checks the library still cuts the bytes and fails once it no
+// longer does (the patch would then encode twice).
+type AddMetadata = (this: unknown, pdfDoc: unknown, xmp: string) => void
+type AddRdf = (this: unknown, node: unknown, meta: { creator: string; subject: string }) => void
+let fxProto = Object.getPrototypeOf(new FormatFactoryService().createFormatService('Factur-X-EN16931', quiet)) as { addMetadata?: AddMetadata; addRdf?: AddRdf }
+while (!Object.prototype.hasOwnProperty.call(fxProto, 'addMetadata')) fxProto = Object.getPrototypeOf(fxProto)
+/** The library's own addMetadata, kept for the test that notices when it is fixed upstream. */
+export const libraryAddMetadata = fxProto.addMetadata!
+fxProto.addMetadata = function (this: unknown, pdfDoc: unknown, xmp: string) {
+  return libraryAddMetadata.call(this, pdfDoc, xmpBytesAsText(xmp))
+}
+
+// The packet is built with xmlbuilder2, whose text escaping leaves "&name;" and "&#n;" alone, so a
+// seller called "A &amp; B" came out as "A & B" and "A &nbsp; B" as an undeclared entity (not
+// well-formed). Its two texts from the invoice (the seller's name, the subject naming it) get every
+// "&" as "&amp;" first, which xmlbuilder2 then keeps: each "&" is escaped exactly once. Upstream
+// still does this (3.x too); the PDF's Info dictionary takes the texts unescaped, from elsewhere.
+const libraryAddRdf = fxProto.addRdf!
+fxProto.addRdf = function (this: unknown, node: unknown, meta: { creator: string; subject: string }) {
+  const amp = (s: string) => s.replace(/&/g, '&amp;')
+  return libraryAddRdf.call(this, node, { ...meta, creator: amp(meta.creator), subject: amp(meta.subject) })
+}
+
+/** The XMP packet's UTF-8 bytes, one character per byte. */
+export function xmpBytesAsText(xmp: string): string {
+  return Buffer.from(xmp.replace('begin="\u00EF\u00BB\u00BF"', 'begin="\uFEFF"'), 'utf8').toString('latin1')
+}
+
 // @e-invoice-eu/core maps the invoice onto a plain object (element names as keys, `@name` attributes,
 // `#` text) and serialises it through xmlbuilder2's DOM, which builds a full W3C node tree and
 // re-resolves the root's five namespaces over it: ~70 % of an XML render. fast-xml-parser's

@@ -3,6 +3,7 @@
 // e-invoice format needs. Each problem names the request field and its EN 16931 business term
 // (`to.vat_id (BT-48) is required for …`) so a client can fix the request in one pass.
 import { currencyExponent } from './money.ts'
+import { xmlTextProblems } from './einvoice-text.ts'
 import { swissProblem } from './payment-qr.ts'
 import type { InvoiceRequest } from './invoice-request.ts'
 import { XML_FORMATS, type InvoiceFormat } from './schema-einvoice.ts'
@@ -86,6 +87,7 @@ export function formatProblems(req: RequirementInput): string[] {
   const to = req.to ?? {}
   const categories = new Set(req.items.map((i) => lineTaxOf(i, req).category))
 
+  out.push(...xmlTextProblems(req as unknown as Parameters<typeof xmlTextProblems>[0], f))
   need(req.invoice_number, 'invoice_number', 'BT-1', f)
   if (req.date !== undefined && !ISO_DATE.test(req.date)) out.push(`date (BT-2) must be a date YYYY-MM-DD ${f}`)
   if (req.due_date !== undefined && !ISO_DATE.test(req.due_date)) out.push(`due_date (BT-9) must be a date YYYY-MM-DD ${f}`)
@@ -97,6 +99,13 @@ export function formatProblems(req: RequirementInput): string[] {
   need(from.country, 'from.country', 'BT-40', f)
   need(to.name, 'to.name', 'BT-44', f)
   need(to.country, 'to.country', 'BT-55', f)
+
+  // A buyer must be able to identify the seller: a tax number (BT-32) alone does not (BR-CO-26).
+  // Of the three terms that do, the request has BT-30 and BT-31 (the e-invoice library 2.3.4 does
+  // not write a seller identifier BT-29 into CII, so the request offers none).
+  if (!from.legal_id && !from.vat_id) {
+    out.push(`from.legal_id (BT-30) or from.vat_id (BT-31) is required ${f} (BR-CO-26; a tax number, BT-32, does not identify the seller)`)
+  }
 
   // VAT identifiers by category.
   const sellerTaxId = from.vat_id || from.tax_number

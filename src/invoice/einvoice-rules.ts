@@ -1,7 +1,7 @@
 // The EN 16931 business rules this service is responsible for, checked on every e-invoice before
 // it is written: document totals (BR-CO-10…16), VAT breakdown per category and rate (BR-CO-14,
-// BR-CO-17, BR-CO-18, BR-x-08), every line's category in the breakdown and back (BR-x-01 style)
-// and amount decimals (BR-DEC). They check the model as the XML will carry it, so an arithmetic
+// BR-CO-17, BR-CO-18, BR-x-08), every line's category in the breakdown and back (BR-x-01 style),
+// amount decimals (BR-DEC) and a seller a buyer can identify (BR-CO-26). They check the model as the XML will carry it, so an arithmetic
 // slip in the mapping fails loudly here instead of reaching a buyer's validator.
 import type { Invoice } from '@e-invoice-eu/core'
 import { currencyExponent } from './money.ts'
@@ -106,7 +106,19 @@ export function businessRuleViolations(model: Invoice): string[] {
     if (!seen.has(k)) errors.push(`BR-${ruleId(id!)}-01: invoice lines in category ${id} at ${k.split('|')[1]}% have no VAT breakdown`)
   }
   if (taxSum !== bt110) errors.push('BR-CO-14: invoice VAT total (BT-110) is not the sum of the category VAT amounts (BT-117)')
+  if (!identifiesSeller(inv['cac:AccountingSupplierParty']?.['cac:Party'] ?? {})) {
+    errors.push('BR-CO-26: the seller has no identifier (BT-29), legal registration id (BT-30) or VAT id (BT-31)')
+  }
   return errors
+}
+
+function identifiesSeller(party: Json): boolean {
+  const list = (v: unknown): Json[] => (Array.isArray(v) ? v : v ? [v as Json] : [])
+  return (
+    list(party['cac:PartyIdentification']).some((p) => p['cbc:ID']) ||
+    Boolean(party['cac:PartyLegalEntity']?.['cbc:CompanyID']) ||
+    list(party['cac:PartyTaxScheme']).some((t) => t['cbc:CompanyID'] && t['cac:TaxScheme']?.['cbc:ID'] === 'VAT')
+  )
 }
 
 function ruleId(category: string): string {

@@ -13,6 +13,8 @@ export const LOCALES = ['en', 'de', 'fr', 'es', 'it', 'nl', 'pt-BR', 'ja', 'zh-C
 export type InvoiceLocale = (typeof LOCALES)[number]
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
+/** An ISO 4217 code Intl knows (only those have a number of decimals to compute with). */
+export const isCurrency = (c: string) => /^[A-Z]{3}$/.test(c) && CURRENCIES.has(c)
 
 const text = (max: number) => z.string().trim().min(1).max(max)
 export const isoDate = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, { error: fieldMessage('must be a date YYYY-MM-DD') })
@@ -60,7 +62,7 @@ export const invoiceExtra = {
   document_type: z.enum(['invoice', 'credit_note']).optional(),
   currency: z
     .string()
-    .refine((c) => /^[A-Z]{3}$/.test(c) && CURRENCIES.has(c), { error: fieldMessage('must be an ISO 4217 currency code such as EUR') })
+    .refine(isCurrency, { error: fieldMessage('must be an ISO 4217 currency code such as EUR') })
     .optional(),
   locale: z.enum(LOCALES).optional(),
   tax_category: z.enum(TAX_CATEGORIES).optional(),

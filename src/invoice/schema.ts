@@ -5,6 +5,7 @@ import { signupSchema } from '../platform/accounts.ts'
 import { computeTotals, currencyExponent } from './money.ts'
 import { formatProblems, rateProblems } from './einvoice-requirements.ts'
 import { invoiceFields, ITEMS_REQUIRED, type InvoiceRequest } from './invoice-request.ts'
+import { isCurrency } from './schema-einvoice.ts'
 
 export const MAX_ITEMS = 1_000
 export const MAX_DEMO_ITEMS = 20
@@ -19,6 +20,8 @@ function invoiceBody(maxItems: number) {
 function invoiceObject(maxItems: number) {
   return invoiceFields(maxItems)
     .superRefine((body, ctx) => {
+      // zod runs this despite a refused currency (already reported), whose decimals are unknown.
+      if (body.currency !== undefined && !isCurrency(body.currency)) return
       if (body.discount) {
         const t = computeTotals(body.items, { discount: body.discount }, body.currency ? currencyExponent(body.currency) : 2)
         if (t.taxable < 0n) ctx.addIssue({ code: 'custom', path: ['discount'], message: 'discount must not exceed the subtotal' })

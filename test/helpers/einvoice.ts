@@ -65,6 +65,19 @@ export function pdfRaw(pdf: Buffer): string {
   return readFileSync(qdf).toString('latin1')
 }
 
+/** The document's XMP metadata packet (the catalog's /Metadata stream), as its bytes. */
+export function pdfXmp(pdf: Buffer): Buffer {
+  const f = tmp('doc.pdf', pdf)
+  const ref = (text: string, key: string) => {
+    const m = new RegExp(`/${key} (\\d+) (\\d+) R`).exec(text)
+    if (!m) throw new Error(`no /${key} in ${text.slice(0, 300)}`)
+    return `${m[1]},${m[2]}`
+  }
+  const root = ref(execFileSync('qpdf', ['--show-object=trailer', f], { encoding: 'latin1' }), 'Root')
+  const meta = ref(execFileSync('qpdf', [`--show-object=${root}`, f], { encoding: 'latin1' }), 'Metadata')
+  return execFileSync('qpdf', [`--show-object=${meta}`, '--filtered-stream-data', f], { maxBuffer: 16 << 20 })
+}
+
 /** A request that carries every term facturx, xrechnung and ubl need (German seller, French buyer). */
 export function fullRequest(extra: Record<string, unknown> = {}): Record<string, any> {
   return {
