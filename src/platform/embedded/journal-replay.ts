@@ -71,7 +71,8 @@ export async function replayJournal(db: Db, records: JournalRecord[], cuts: Reco
       result.skipped++
       continue
     }
-    const reply = await db.client.db(what.db).command(what.cmd)
+    // A kept store holds one database: `db` (the record's own $db names the same one).
+    const reply = await db.command(what.cmd)
     if (Array.isArray(reply.writeErrors) && reply.writeErrors.length) {
       result.differed++
       if (result.differed <= 5) logger.warn({ seq: rec.s, coll: what.coll, errors: reply.writeErrors.slice(0, 3) }, 'a journaled write did not replay as it ran')
