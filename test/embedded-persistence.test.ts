@@ -88,6 +88,20 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A process of the group `pgid` still runs (each embedded service runs in its guard's group). */
+function groupAlive(pgid: number): boolean {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (fields[0] !== 'Z' && Number(fields[2]) === pgid) return true
+    } catch {
+      /* gone */
+    }
+  }
+  return false
+}
+
 /** Whatever a run left: its group, and embedded children (own groups) that are still what they were. */
 function cleanup(run: Run, children: number[] = []): void {
   const ours = (pid: number) => {
@@ -97,7 +111,7 @@ function cleanup(run: Run, children: number[] = []): void {
       return false
     }
   }
-  const targets = [...(run.proc.exitCode === null && run.proc.signalCode === null ? [-run.proc.pid!] : []), ...children.filter(ours)]
+  const targets = [...(run.proc.exitCode === null && run.proc.signalCode === null ? [-run.proc.pid!] : []), ...children.filter(ours).map((pid) => -pid)]
   for (const target of targets) {
     try {
       process.kill(target, 'SIGKILL')
@@ -310,6 +324,7 @@ describe('embedded store: data kept across runs of start', function () {
     await ready(second)
     pids.push(...lockChildren(dir))
     assert.deepEqual(orphans.filter(alive), [], 'the new start stopped what the killed run left')
+    assert.deepEqual(orphans.filter(groupAlive), [], 'the engine and redis under those guards too')
     assert.match(second.out(), /"writes":[1-9]\d*,.*replayed the journal/, 'writes after the last snapshot came back from the journal')
 
     const older = (at: number) => at < killAt - 1_000
