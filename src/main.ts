@@ -43,23 +43,55 @@ function closeServer(server: Server, config: Config): Promise<void> {
   return closeGracefully(server, config.SHUTDOWN_TIMEOUT_MS)
 }
 
-/** `extraMs`: time the stop needs beyond draining, asked when the signal comes (start's final snapshot). */
-function onShutdown(config: Config, stop: Stopper, extraMs: () => number = () => 0): void {
+/**
+ * A stop in two parts. `drain` (requests, workers) is bounded: after SHUTDOWN_TIMEOUT_MS (+2 s for
+ * the cuts drain makes itself) `cut` ends what is still draining and the stop goes on. `finish`
+ * (start's final snapshot and journal flush) is never cut: it keeps what was acknowledged, and a
+ * deadline that ends it would lose that (docs/operations.md, "Stopping"). A second signal while
+ * `finish` runs exits at once: the store's journal still holds every acknowledged write.
+ */
+function onShutdown(config: Config, stop: { drain: Stopper; cut?: () => void; finish?: Stopper; abandon?: () => void }): void {
   let stopping = false
+  let finishing = false
   const handler = (sig: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info({ sig }, 'shutting down')
-    const force = setTimeout(() => {
-      logger.error('shutdown took too long; exiting')
+    if (stopping) {
+      if (!finishing) return
+      logger.warn({ sig }, 'second signal during the final snapshot: exiting now (the journal keeps what was acknowledged)')
+      stop.abandon?.()
       process.exit(1)
-    }, config.SHUTDOWN_TIMEOUT_MS + 2_000 + extraMs())
-    force.unref()
-    // Spans still buffered for the collector go out before the process ends.
-    stop()
+    }
+    stopping = true
+    const began = performance.now()
+    logger.info({ sig }, 'shutting down')
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<'cut'>((res) => (timer = setTimeout(() => res('cut'), config.SHUTDOWN_TIMEOUT_MS + 2_000)))
+    // A drain that fails still leads to `finish`: what was acknowledged is kept either way.
+    const drained = stop.drain().then(
+      () => 'drained' as const,
+      (err) => (logger.error({ err: String(err) }, 'draining failed'), 'drained' as const),
+    )
+    Promise.race([drained, deadline])
+      .then((how) => {
+        clearTimeout(timer)
+        if (how === 'cut' && !stop.cut) {
+          // Nothing here to cut or keep (api, worker): the stop ends as it always did.
+          logger.error('shutdown took too long; exiting')
+          process.exit(1)
+        }
+        if (how === 'cut') {
+          logger.warn({ ms: Math.round(performance.now() - began) }, 'draining took too long; cutting what is left')
+          stop.cut?.()
+        }
+        finishing = true
+        return stop.finish?.()
+      })
+      // Spans still buffered for the collector go out before the process ends.
       .then(stopTracing)
       .then(
-        () => process.exit(0),
+        () => {
+          logger.info({ ms: Math.round(performance.now() - began) }, 'stopped')
+          process.exit(0)
+        },
         (err) => {
           logger.error({ err: String(err) }, 'shutdown failed')
           process.exit(1)
@@ -119,16 +151,25 @@ async function cmdStart(config: Config, ephemeral = false): Promise<void> {
   }
   console.log('Press Ctrl-C to stop.\n')
 
-  onShutdown(config, async () => {
-    await Promise.all(servers.map((s) => closeServer(s, config)))
-    await Promise.all(
-      // A worker may be gone already: the same SIGTERM reached it (a signal to the process group).
-      children.map((c) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
-    )
-    await inline?.close()
-    await platform.close()
-    await infra.stop()
-  }, infra.stopBudgetMs)
+  onShutdown(config, {
+    async drain() {
+      await Promise.all(servers.map((s) => closeServer(s, config)))
+      await Promise.all(
+        // A worker may be gone already: the same SIGTERM reached it (a signal to the process group).
+        children.map((c) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
+      )
+      await inline?.close()
+      await platform.close()
+    },
+    // A worker still draining after the deadline is ended: its unfinished jobs stay in Redis (kept
+    // in the data folder) and are taken over at the next start; what it had acknowledged is stored.
+    cut() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+      for (const s of servers) s.closeAllConnections()
+    },
+    finish: () => infra.stop(),
+    abandon: () => infra.abandon(),
+  })
 }
 
 function requireUrls(config: Config, role: string): { redisUrl: string; mongoUrl: string } {
@@ -143,9 +184,11 @@ async function cmdApi(config: Config, names: string[]): Promise<void> {
   const platform = await createPlatform({ config, ...requireUrls(config, 'api'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const servers = await Promise.all(services.map((s) => listen(platform, s, s.port(config))))
   services.forEach((s, i) => logger.info({ service: s.name, port: (servers[i]!.address() as { port: number }).port }, 'api listening'))
-  onShutdown(config, async () => {
-    await Promise.all(servers.map((s) => closeServer(s, config)))
-    await platform.close()
+  onShutdown(config, {
+    async drain() {
+      await Promise.all(servers.map((s) => closeServer(s, config)))
+      await platform.close()
+    },
   })
 }
 
@@ -165,12 +208,14 @@ async function cmdWorker(config: Config, queues: string[], concurrency?: number)
   const platform = await createPlatform({ config, ...requireUrls(config, 'worker'), indexes: ALL_INDEXES, queues: ALL_QUEUES })
   const running = await startWorkers(platform, { queues, concurrency })
   const http = config.WORKER_PORT !== undefined ? await startWorkerHttp(platform, JOBS, config.WORKER_PORT) : null
-  onShutdown(config, async () => {
-    // Probes keep answering (readyz: 503) while jobs drain.
-    startDraining()
-    await running.close()
-    if (http) await closeServer(http, config)
-    await platform.close()
+  onShutdown(config, {
+    async drain() {
+      // Probes keep answering (readyz: 503) while jobs drain.
+      startDraining()
+      await running.close()
+      if (http) await closeServer(http, config)
+      await platform.close()
+    },
   })
 }
 

@@ -52,7 +52,9 @@ async function takeLock(dir: string): Promise<void> {
   for (const pid of held?.children ?? []) {
     if (alive(pid) && /jongodb|redis-server/.test(await cmdline(pid))) {
       try {
-        process.kill(pid, 'SIGKILL')
+        // The recorded pid is the service's guard, which leads a process group of its own
+        // (child.ts): the group, so that the service goes too, not only its guard.
+        process.kill(-pid, 'SIGKILL')
       } catch {
         /* gone meanwhile */
       }

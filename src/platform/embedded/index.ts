@@ -20,8 +20,8 @@ export interface Infra {
   dataDir: string | null
   /** Address of the embedded Stripe simulator, when one was started. */
   stripe?: string
-  /** Time the stop needs beyond draining (the final snapshot of a kept store). */
-  stopBudgetMs(): number
+  /** An exit that cannot wait for stop(): flush what is kept (the journal) to disk now. */
+  abandon(): void
   /** Variables that point this process's children at what was started here (STRIPE_*). */
   env: Record<string, string>
   stop(): Promise<void>
@@ -81,10 +81,11 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
   if (sim) logger.info({ url: sim.url }, 'started embedded Stripe simulator (no real payments)')
   return {
     redisUrl,
-    mongoUrl,
+    // A kept store is reached through its journal (journal-proxy.ts): every write is journaled.
+    mongoUrl: kept?.url ?? mongoUrl,
     embedded: { redis: !config.REDIS_URL, mongo: !config.MONGO_URL },
     dataDir: folder?.dir ?? null,
-    stopBudgetMs: () => kept?.closeBudgetMs() ?? 0,
+    abandon: () => kept?.abandon(),
     stripe: sim?.url,
     env: sim ? { STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY: sim.secretKey, STRIPE_WEBHOOK_SECRET: sim.webhookSecret } : {},
     async stop() {

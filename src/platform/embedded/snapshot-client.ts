@@ -12,12 +12,15 @@ export interface SnapshotThreadData {
 }
 
 /** Write a snapshot into `dir`, or (`hurry`) read the one under way at full speed from now on. */
-export type SnapshotRequest = { id: number; dir: string; pace: number } | { hurry: true }
+export type SnapshotRequest = { id: number; dir: string; pace: number; clean: string[] } | { hurry: true }
 export type SnapshotReply = { id: number; manifest: Manifest } | { id: number; error: string }
 
 export interface SnapshotThread {
-  /** Write a snapshot into `dir` (which must not exist), reading at `pace` (0–1] of wall time. */
-  write(dir: string, pace: number): Promise<Manifest>
+  /**
+   * Write a snapshot into `dir` (which must not exist), reading at `pace` (0–1] of wall time;
+   * the `clean` collections are taken over from the snapshot beside it (snapshot.ts, Reuse).
+   */
+  write(dir: string, pace: number, clean?: string[]): Promise<Manifest>
   hurry(): void
   stop(): Promise<void>
 }
@@ -56,14 +59,14 @@ export function snapshotThread(data: SnapshotThreadData): SnapshotThread {
     return w
   }
   return {
-    write(dir, pace) {
+    write(dir, pace, clean = []) {
       worker ??= start()
       const id = ++next
       const w = worker
       return new Promise<Manifest>((resolve, reject) => {
         pending.set(id, { resolve, reject })
         w.ref() // a snapshot under way does
-        w.postMessage({ id, dir, pace } satisfies SnapshotRequest)
+        w.postMessage({ id, dir, pace, clean } satisfies SnapshotRequest)
       }).finally(() => w.unref())
     },
     hurry() {

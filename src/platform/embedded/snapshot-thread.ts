@@ -6,11 +6,11 @@
 // snapshot at a time (snapshot-client.ts).
 import { parentPort, workerData } from 'node:worker_threads'
 import { MongoClient } from 'mongodb'
-import { collectionsToSave, writeSnapshot } from './snapshot.ts'
+import { collectionsToSave, reuseFrom, writeSnapshot } from './snapshot.ts'
 import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from './snapshot-client.ts'
 
 const { mongoUrl, database, known } = workerData as SnapshotThreadData
-const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 2 })
+const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000, maxPoolSize: 10 })
 const db = client.db(database)
 
 let pace = 1
@@ -23,7 +23,7 @@ parentPort!.on('message', async (req: SnapshotRequest) => {
   pace = req.pace
   let reply: SnapshotReply
   try {
-    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, () => pace) }
+    reply = { id: req.id, manifest: await writeSnapshot(db, await collectionsToSave(db, known), req.dir, () => pace, await reuseFrom(req.dir, req.clean)) }
   } catch (err) {
     reply = { id: req.id, error: err instanceof Error ? err.message : String(err) }
   }

@@ -4,8 +4,8 @@
 // written into a fresh folder, flushed to disk, and only then swapped in (data-folder.ts), so a
 // crash mid-write leaves the previous snapshot as it was.
 import { createHash } from 'node:crypto'
-import { mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
+import { link, mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { BSON, type Db } from 'mongodb'
 import { eachLimit } from '../each-limit.ts'
 import { readLayout } from '../partitioned.ts'
@@ -13,6 +13,17 @@ import { readLayout } from '../partitioned.ts'
 export const SNAPSHOT_FORMAT = 'queueworks-embedded-snapshot'
 export const SNAPSHOT_VERSION = 1
 export const MANIFEST = 'manifest.json'
+
+/**
+ * Every read of a snapshot carries this comment: the journal's proxy makes it a clean cut of the
+ * journal for that collection (journal-proxy.ts).
+ */
+export const CUT_COMMENT = 'queueworks-snapshot-cut'
+/** Beside the manifest: per collection, the last journal record the snapshot holds (journal-replay.ts). */
+export const CUTS = 'cuts.json'
+
+/** Collections read at once by a snapshot at full speed (the engine locks per collection). */
+const FULL_SPEED_PARALLEL = 8
 
 /** Documents per read of a snapshot (a getMore): small enough that one read is a short job for the engine. */
 const SNAPSHOT_BATCH = 500
@@ -71,9 +82,31 @@ async function syncDir(dir: string): Promise<void> {
  * APIs between batches rather than a whole store's read in one burst. It is asked again at every
  * rest: a stop hurries a snapshot already under way (snapshot-thread.ts).
  */
-export async function writeSnapshot(db: Db, names: string[], dir: string, pace: () => number = () => 1): Promise<Manifest> {
+/**
+ * What a snapshot may take over from the one before it: the collections not written since that
+ * one read them (the journal's proxy knows: kept-store.ts). Their files are hard-linked, not read.
+ */
+export interface Reuse {
+  dir: string
+  manifest: Manifest
+  clean: Set<string>
+}
+
+/** The snapshot in place beside `dir` (…/snapshot.new → …/snapshot), to take `clean` collections over from. */
+export async function reuseFrom(dir: string, clean: string[]): Promise<Reuse | undefined> {
+  if (!clean.length) return undefined
+  const from = join(dirname(dir), 'snapshot')
+  try {
+    return { dir: from, manifest: JSON.parse(await readFile(join(from, MANIFEST), 'utf8')) as Manifest, clean: new Set(clean) }
+  } catch {
+    return undefined // none to take over from: everything is read
+  }
+}
+
+export async function writeSnapshot(db: Db, names: string[], dir: string, pace: () => number = () => 1, reuse?: Reuse): Promise<Manifest> {
   await mkdir(dir, { recursive: false })
   const startedAt = new Date().toISOString()
+  const stamp = startedAt.replace(/\D/g, '')
   const entries: ManifestEntry[] = []
   let busySince = performance.now()
   const rest = async () => {
@@ -85,8 +118,25 @@ export async function writeSnapshot(db: Db, names: string[], dir: string, pace: 
       busySince = performance.now()
     }
   }
+  const saved: (ManifestEntry | undefined)[] = []
+  // A snapshot at full speed (a stop: nothing writes) reads several collections at once; a paced
+  // one reads them in order, the growing data before the counters (above).
+  const before = new Map(reuse?.manifest.collections.map((e) => [e.name, e]))
+  const toRead: [number, string][] = []
   for (const [i, name] of names.entries()) {
-    const file = `${String(i).padStart(4, '0')}.bson`
+    if (!reuse?.clean.has(name)) {
+      toRead.push([i, name])
+      continue
+    }
+    const prev = before.get(name)
+    if (prev) {
+      await link(join(reuse.dir, prev.file), join(dir, prev.file))
+      saved[i] = prev
+    }
+  }
+  await eachLimit(toRead, pace() >= 1 ? FULL_SPEED_PARALLEL : 1, async ([i, name]) => {
+    // Named by position and snapshot: never the name of a file taken over from an earlier one.
+    const file = `${String(i).padStart(4, '0')}-${stamp}.bson`
     // Opened at the first document: most slots of a small store are empty and get no file.
     let fh: FileHandle | null = null
     const hash = createHash('sha256')
@@ -94,7 +144,7 @@ export async function writeSnapshot(db: Db, names: string[], dir: string, pace: 
     let bytes = 0
     try {
       // raw: the driver's BSON bytes as they came off the wire, written out as they are.
-      const cursor = db.collection(name).find({}, { raw: true, batchSize: SNAPSHOT_BATCH })
+      const cursor = db.collection(name).find({}, { raw: true, batchSize: SNAPSHOT_BATCH, comment: CUT_COMMENT })
       let pending: Buffer[] = []
       let pendingBytes = 0
       for await (const doc of cursor) {
@@ -121,8 +171,9 @@ export async function writeSnapshot(db: Db, names: string[], dir: string, pace: 
     } finally {
       await fh?.close()
     }
-    if (count > 0) entries.push({ name, file, count, bytes, sha256: hash.digest('hex') })
-  }
+    if (count > 0) saved[i] = { name, file, count, bytes, sha256: hash.digest('hex') }
+  })
+  for (const e of saved) if (e) entries.push(e)
   const manifest: Manifest = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, started_at: startedAt, created_at: new Date().toISOString(), database: db.databaseName, collections: entries }
   const fh = await open(join(dir, MANIFEST), 'w')
   try {
