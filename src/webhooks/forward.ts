@@ -40,6 +40,9 @@ export function deliveryId(endpointId: string, requestId: number): string {
   return createHash('sha256').update(`${endpointId}.${requestId}`).digest('base64url').slice(0, 27)
 }
 
+/** What a recorded attempt means to a run that finds it (a re-run after a crash or a lost lock). */
+const recordedOutcome = (a: AttemptDoc): AttemptOutcome => (a.ok ? 'delivered' : a.permanent ? 'refused' : 'failed')
+
 const attemptKey = (r: ForwardRef) => `${captureKey(r.endpoint_id, r.request_id)}.${r.round}.${r.attempt}`
 
 /** Make attempt `ref.attempt`, unless it was already made (a re-run after a crash reports it). */
@@ -48,7 +51,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   const cap = await getCapture(db, ref.endpoint_id, ref.request_id)
   if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered') return 'skipped'
   const done = await attemptCollection(db, ref.endpoint_id, ref.request_id).findOne({ _id: attemptKey(ref) })
-  if (done) return done.ok ? 'delivered' : 'failed'
+  if (done) return recordedOutcome(done)
 
   const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
   const account = ep ? await getAccount(db, ep.account_id) : null
@@ -72,7 +75,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
   else {
     const c = await claimOrAwait(db, ref, attemptKey(ref), forwardLeaseMs(config))
-    if ('done' in c) return c.done.ok ? 'delivered' : 'failed' // another run sent it (and records the rest)
+    if ('done' in c) return recordedOutcome(c.done) // another run sent it (and records the rest)
     claim = c.owner
     started = performance.now()
     try {
@@ -117,6 +120,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     latency_ms: Math.round(performance.now() - started),
     error,
     ok,
+    ...(permanent ? { permanent } : {}),
   }
   try {
     await attemptCollection(db, doc.endpoint_id, doc.request_id).insertOne(doc)
