@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { loadConfig } from '../src/platform/config.ts'
+import { forwardLeaseMs } from '../src/webhooks/forward-claim.ts'
 
 describe('platform: config', () => {
   const bad: [string, Record<string, string>][] = [
@@ -20,6 +21,9 @@ describe('platform: config', () => {
     ['ADMIN_TOKEN', { ADMIN_TOKEN: 'short' }],
     ['CORS_MANAGEMENT_ORIGINS', { CORS_MANAGEMENT_ORIGINS: 'https://admin.example.com/login' }],
     ['CORS_MANAGEMENT_ORIGINS', { CORS_MANAGEMENT_ORIGINS: '*' }],
+    // A claim that ran out before its attempt could time out would let a second run send.
+    ['WEBHOOK_FORWARD_LEASE_MS', { WEBHOOK_FORWARD_LEASE_MS: '10000' }],
+    ['WEBHOOK_FORWARD_LEASE_MS', { WEBHOOK_FORWARD_LEASE_MS: '5000', WEBHOOK_FORWARD_TIMEOUT_MS: '8000' }],
   ]
   for (const [name, env] of bad) {
     it(`${name}=${Object.values(env)[0]} fails, naming ${name}`, () => {
@@ -38,6 +42,12 @@ describe('platform: config', () => {
     assert.equal(loadConfig({ NODE_ENV: 'production' }).outboundAllowPrivate, false)
     assert.equal(loadConfig({ NODE_ENV: 'production', OUTBOUND_ALLOW_PRIVATE: 'true' }).outboundAllowPrivate, true)
     assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'false' }).outboundAllowPrivate, false)
+  })
+
+  it('WEBHOOK_FORWARD_LEASE_MS: unset means the forward timeout + 20 s; above the timeout it is kept', () => {
+    assert.equal(forwardLeaseMs(loadConfig({})), 30_000)
+    assert.equal(forwardLeaseMs(loadConfig({ WEBHOOK_FORWARD_TIMEOUT_MS: '3000' })), 23_000)
+    assert.equal(forwardLeaseMs(loadConfig({ WEBHOOK_FORWARD_TIMEOUT_MS: '3000', WEBHOOK_FORWARD_LEASE_MS: '3001' })), 3001)
   })
 
   it('parses numbers and booleans from strings; empty values count as unset', () => {

@@ -187,6 +187,24 @@ describe('platform: safe fetch', () => {
       await rejectsWith(safeFetch(`${origin}/slow-body`, { allowPrivate: true, timeoutMs: 300 }), 'timeout')
     })
 
+    it('keeps an answer that arrived while the process was too busy to read it before the deadline', async () => {
+      // The target answers at once, then this process's event loop is blocked past the timeout
+      // (as a CPU-starved worker's is): timer and answer come due in the same loop turn.
+      const busy = createServer((_req, res) => {
+        res.end('answered')
+        const until = performance.now() + 600
+        while (performance.now() < until);
+      })
+      await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r))
+      try {
+        const r = await safeFetch(`http://127.0.0.1:${(busy.address() as AddressInfo).port}/`, { allowPrivate: true, timeoutMs: 300 })
+        assert.deepEqual([r.status, r.body.toString()], [200, 'answered'])
+      } finally {
+        busy.closeAllConnections()
+        await new Promise((r) => busy.close(r))
+      }
+    })
+
     it('reports a refused connection as a network error', async () => {
       const closed = createServer()
       await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))

@@ -18,7 +18,8 @@ describe('webhooks: forwarding survives faults', function () {
     let sys: TestSystem
     let target: Target
     before(async () => {
-      sys = await startSystem({ services: ['webhooks'], workers: false, env: { WEBHOOK_FORWARD_TIMEOUT_MS: '30000', WEBHOOK_FORWARD_SCHEDULE_MS: '0,500' } })
+      // The second worker sends again once the dead one's claim on the attempt has run out (the lease).
+      sys = await startSystem({ services: ['webhooks'], workers: false, env: { WEBHOOK_FORWARD_TIMEOUT_MS: '5000', WEBHOOK_FORWARD_LEASE_MS: '8000', WEBHOOK_FORWARD_SCHEDULE_MS: '0,500' } })
     })
     after(async () => {
       await target?.close()

@@ -122,6 +122,12 @@ const schema = z.object({
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
   /**
+   * Lease of a forward attempt's claim (src/webhooks/forward-claim.ts): a re-run of the attempt
+   * waits this long for the first run's record before sending itself. Unset → the forward timeout
+   * + 20 s. Must exceed the timeout.
+   */
+  WEBHOOK_FORWARD_LEASE_MS: ms.optional(),
+  /**
    * Key (32 bytes, base64) that seals stored signing secrets (flag-change webhooks) with AES-256-GCM
    * (src/platform/secret-box.ts). Unset: a random key kept in the database seals them.
    */
@@ -136,6 +142,10 @@ const schema = z.object({
   // the prefix would override it, and a tag for everything puts every queue on one shard.
   if (c.REDIS_URL && isClusterUrl(c.REDIS_URL) && /[{}]/.test(c.QUEUE_PREFIX)) {
     ctx.addIssue({ code: 'custom', path: ['QUEUE_PREFIX'], message: 'must not contain { or } with a Redis Cluster (each queue gets its own hash tag)' })
+  }
+  // A lease shorter than an attempt may take would let a second run send while the first still waits.
+  if (c.WEBHOOK_FORWARD_LEASE_MS !== undefined && c.WEBHOOK_FORWARD_LEASE_MS <= c.WEBHOOK_FORWARD_TIMEOUT_MS) {
+    ctx.addIssue({ code: 'custom', path: ['WEBHOOK_FORWARD_LEASE_MS'], message: 'must be greater than WEBHOOK_FORWARD_TIMEOUT_MS' })
   }
 })
 

@@ -90,7 +90,15 @@ function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
       lookup: guardedLookup(opts) as any,
       agent: false,
     })
-    const timer = setTimeout(() => req.destroy(new OutboundError('timeout', `no complete answer within ${opts.timeoutMs ?? 10_000} ms`)), opts.timeoutMs ?? 10_000)
+    let settled = false
+    // The deadline is checked after the event loop's next poll: in a process starved of CPU the
+    // timer and the answer come due in the same loop turn, timers first, and an answer already
+    // in the socket must not be thrown away as a timeout (the target acted on the request; a
+    // forward counted as failed is sent again). docs/operations.md, "Forwarding under overload".
+    const timer = setTimeout(
+      () => setImmediate(() => settled || req.destroy(new OutboundError('timeout', `no complete answer within ${opts.timeoutMs ?? 10_000} ms`))),
+      opts.timeoutMs ?? 10_000,
+    )
     req.on('response', (res) => {
       const declared = Number(res.headers['content-length'] ?? 0)
       if (declared > maxBytes) {
@@ -105,6 +113,7 @@ function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
         else chunks.push(c)
       })
       res.on('end', () => {
+        settled = true
         clearTimeout(timer)
         const headers: Record<string, string> = {}
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v
@@ -113,6 +122,7 @@ function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
       res.on('error', () => undefined)
     })
     req.on('error', (err) => {
+      settled = true
       clearTimeout(timer)
       reject(err instanceof OutboundError ? err : new OutboundError('network', err.message))
     })

@@ -73,6 +73,8 @@ export interface AttemptDoc {
   latency_ms: number
   error: string | null
   ok: boolean
+  /** Failed for good (the request can never be sent): a re-run reports it refused, not failed. */
+  permanent?: boolean
 }
 
 /** Request ids per block: a block of one endpoint's captures lives in one slot (partitioned.ts). */

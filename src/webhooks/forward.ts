@@ -1,8 +1,10 @@
 // One forward attempt of a captured request: send it (same method, headers minus hop-by-hop,
 // exact body) to the endpoint's forward URL + sub-path + query through safe-fetch, record the
 // attempt, update the delivery state and tell open live streams. Every attempt of one capture
-// carries the same delivery id header, so a receiver can drop a duplicate (a job re-run after a
-// worker lost its lock sends again). The retry schedule lives in forward-schedule.ts.
+// carries the same delivery id header, so a receiver can drop a duplicate (a worker that died
+// after sending is taken over, and sends again). A run claims its attempt before sending
+// (forward-claim.ts), so a re-run of a job whose lock expired while it was still sending waits
+// for that send's record instead of sending twice. The retry schedule lives in forward-schedule.ts.
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform/platform.ts'
 import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
@@ -17,6 +19,7 @@ import { endpoints } from './endpoints.ts'
 import { publishLive } from './live.ts'
 import { outboundHeaders, SubPathEscapeError, targetUrl } from './outbound.ts'
 import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
+import { claimOrAwait, forwardLeaseMs, releaseClaim } from './forward-claim.ts'
 import { presentAttempt, presentForward } from './present.ts'
 
 export interface ForwardRef {
@@ -37,6 +40,9 @@ export function deliveryId(endpointId: string, requestId: number): string {
   return createHash('sha256').update(`${endpointId}.${requestId}`).digest('base64url').slice(0, 27)
 }
 
+/** What a recorded attempt means to a run that finds it (a re-run after a crash or a lost lock). */
+const recordedOutcome = (a: AttemptDoc): AttemptOutcome => (a.ok ? 'delivered' : a.permanent ? 'refused' : 'failed')
+
 const attemptKey = (r: ForwardRef) => `${captureKey(r.endpoint_id, r.request_id)}.${r.round}.${r.attempt}`
 
 /** Make attempt `ref.attempt`, unless it was already made (a re-run after a crash reports it). */
@@ -45,7 +51,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   const cap = await getCapture(db, ref.endpoint_id, ref.request_id)
   if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered') return 'skipped'
   const done = await attemptCollection(db, ref.endpoint_id, ref.request_id).findOne({ _id: attemptKey(ref) })
-  if (done) return done.ok ? 'delivered' : 'failed'
+  if (done) return recordedOutcome(done)
 
   const ep = await endpoints(db).findOne({ _id: ref.endpoint_id })
   const account = ep ? await getAccount(db, ep.account_id) : null
@@ -63,10 +69,15 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   let url = ep?.forward_url ?? ''
   let outcome: ForwardOutcome = 'success'
   let permanent = false
-  const started = performance.now()
+  let started = performance.now()
+  let claim: string | null = null
   if (!ep?.forward_url) error = 'the endpoint has no forward_url any more'
   else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
   else {
+    const c = await claimOrAwait(db, ref, attemptKey(ref), forwardLeaseMs(config))
+    if ('done' in c) return recordedOutcome(c.done) // another run sent it (and records the rest)
+    claim = c.owner
+    started = performance.now()
     try {
       url = targetUrl(ep.forward_url, cap.sub_path, cap.query)
       const body = await getBody(db, cap)
@@ -109,12 +120,16 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     latency_ms: Math.round(performance.now() - started),
     error,
     ok,
+    ...(permanent ? { permanent } : {}),
   }
   try {
     await attemptCollection(db, doc.endpoint_id, doc.request_id).insertOne(doc)
   } catch (err) {
     if (!isDuplicateKey(err)) throw err
     return ok ? 'delivered' : permanent ? 'refused' : 'failed' // a concurrent run recorded this attempt and its state
+  } finally {
+    // Recorded (or not, on an error: then a re-run may send at once rather than after the lease).
+    if (claim) await releaseClaim(db, attemptKey(ref), claim)
   }
   metrics.forwardAttempt(outcome)
   await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
