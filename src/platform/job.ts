@@ -30,6 +30,12 @@ export function defineJobContract<S extends z.ZodType>(contract: JobContract<S>)
 export interface JobProcessor<S extends z.ZodType = z.ZodType> {
   /** Default worker concurrency for this queue (overridable per process), fixed or from the config. */
   concurrency?: number | ((config: Config) => number)
+  /**
+   * This queue's job lock, when JOB_LOCK_MS does not suit it. A lock is renewed from the worker's
+   * event loop, so a process starved of CPU longer than about half its lock loses it and the job
+   * runs twice; a queue whose jobs are guarded otherwise (a lease) can afford a longer lock.
+   */
+  lockMs?: (config: Config) => number
   /** Repeatable work: a job scheduler upserted when a worker for this queue starts. */
   scheduler?: { id: string; every?: number; pattern?: string; payload: z.infer<S> }
   process(payload: z.infer<S>, job: Job, platform: Platform): Promise<unknown>

@@ -29,6 +29,7 @@ export async function registerWorker(
 ): Promise<RegisteredWorker> {
   const log = logger.child({ queue: def.queue })
   const connection = createRedis(platform.redisUrl, 'blocking')
+  const lockMs = def.lockMs?.(platform.config) ?? platform.config.JOB_LOCK_MS
   const worker = new Worker(
     def.queue,
     async (job) => {
@@ -51,8 +52,8 @@ export async function registerWorker(
       // A dead worker's job is taken over at most lock + stall interval after its last renewal
       // (renewals come every lock/2): within 8 s + 2 s of the death by default (docs/operations.md,
       // "Worker death"). The check is one small Lua script per worker per interval.
-      lockDuration: platform.config.JOB_LOCK_MS,
-      stalledInterval: Math.max(1_000, Math.floor(platform.config.JOB_LOCK_MS / 4)),
+      lockDuration: lockMs,
+      stalledInterval: Math.max(1_000, Math.floor(lockMs / 4)),
       maxStalledCount: 2,
       // The consumer span of each job continues the trace of the request that enqueued it.
       telemetry: queueTelemetry(),
