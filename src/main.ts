@@ -24,9 +24,12 @@ import { startTracing, stopTracing } from './platform/tracing.ts'
 type Stopper = () => Promise<void>
 
 export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
-  for (const q of svc.awaits) await platform.queues.listen(q)
+  for (const q of svc.awaits) {
+    await platform.queues.listen(q)
+    platform.consumers.watch(q)
+  }
   const { app, close } = svc.createApp(platform)
-  mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath } })
+  mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath }, awaits: svc.awaits })
   const server = app.listen(port, platform.config.HOST)
   trackConnections(server)
   answerClientErrorsAsJson(server)

@@ -4,7 +4,8 @@
 // these, each with its own --queues and --concurrency.
 import { JOBS } from '../jobs/index.ts'
 import type { Platform } from '../src/platform/platform.ts'
-import { closeWorkers, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
+import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
+import { startHeartbeat } from '../src/platform/consumers.ts'
 import { startSelfHeal } from '../src/platform/self-heal.ts'
 import { RECOVERIES } from '../jobs/recoveries.ts'
 import { closeRenderPool } from '../src/invoice/render-pool.ts'
@@ -30,6 +31,9 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   for (const def of JOBS.filter((j) => wanted.includes(j.queue))) {
     workers.push(await registerWorker(platform, def, { concurrency: opts.concurrency }))
   }
+  // Only now, with every chosen queue consumed, do requests that wait on them count on this process.
+  const heartbeat = startHeartbeat(platform, workers.map((w) => ({ queue: w.queue, concurrency: w.worker.opts.concurrency ?? 1 })))
+  const unhook = onJobProcessed((queue, _job, _outcome, ms) => heartbeat.jobDone(queue, ms))
   const chosen = JOBS.filter((j) => wanted.includes(j.queue))
   const heal = startSelfHeal(platform, { jobs: chosen, recoveries: RECOVERIES, upsertScheduler: (def) => upsertScheduler(platform, def) })
   void heal.check()
@@ -38,6 +42,9 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
     workers,
     async close(timeoutMs = platform.config.SHUTDOWN_TIMEOUT_MS) {
       heal.stop()
+      unhook()
+      // First: new requests stop counting on this process while it drains what it holds.
+      await heartbeat.stop()
       await closeWorkers(workers, timeoutMs)
       await closeRenderPool()
     },

@@ -1,6 +1,7 @@
 // Ingress side of a render: wait (bounded) for the job, then read the outcome from MongoDB, the
 // source of truth (platform/await-outcome.ts). A render that times out is failed, so its quota
 // unit comes back and a late render is not stored.
+import { admitToQueue } from '../platform/admission.ts'
 import { awaitOutcome, listenForOutcome } from '../platform/await-outcome.ts'
 import { HttpError, gatewayTimeout } from '../platform/http/errors.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -10,6 +11,15 @@ import { getInvoice, markFailed, pdfBytes, type InvoiceDoc } from './store.ts'
 const QUEUE = invoiceRenderContract.queue
 
 export const RENDER_TIMEOUT_MESSAGE = 'Invoice rendering timed out. Please retry; this request was not counted.'
+
+/**
+ * Refuse (503 + Retry-After) before anything is stored or counted when no worker renders, or when
+ * the renders already waiting would take longer than RENDER_ADMIT_WAIT_MS to start.
+ */
+export function admitRender(platform: Platform): Promise<void> {
+  const { RENDER_ADMIT_WAIT_MS, RENDER_TIMEOUT_MS } = platform.config
+  return admitToQueue(platform, QUEUE, RENDER_ADMIT_WAIT_MS ?? Math.floor(RENDER_TIMEOUT_MS / 2))
+}
 
 /** Listen for the job's settling before enqueueing it, then hand the result to awaitInvoicePdf. */
 export function listenForRender(platform: Platform, id: string, timeoutMs: number): Promise<unknown> {
