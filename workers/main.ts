@@ -27,10 +27,17 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   const wanted = opts.queues?.length ? opts.queues : JOBS.map((j) => j.queue)
   const unknown = wanted.filter((q) => !JOBS.some((j) => j.queue === q))
   if (unknown.length) throw new Error(`unknown queue(s): ${unknown.join(', ')} (known: ${JOBS.map((j) => j.queue).join(', ')})`)
+  // Warming (render threads) runs while the queues are registered.
+  const warming = Promise.all(
+    JOBS.filter((j) => wanted.includes(j.queue) && j.warmUp).map((j) =>
+      j.warmUp!(platform).catch((err) => logger.warn({ queue: j.queue, err: (err as Error).message }, 'warm-up failed; the first job warms up instead')),
+    ),
+  )
   const workers: RegisteredWorker[] = []
   for (const def of JOBS.filter((j) => wanted.includes(j.queue))) {
     workers.push(await registerWorker(platform, def, { concurrency: opts.concurrency }))
   }
+  await warming
   // Only now, with every chosen queue consumed, do requests that wait on them count on this process.
   const heartbeat = startHeartbeat(platform, workers.map((w) => ({ queue: w.queue, concurrency: w.worker.opts.concurrency ?? 1 })))
   const unhook = onJobProcessed((queue, _job, _outcome, ms) => heartbeat.jobDone(queue, ms))
