@@ -24,9 +24,9 @@ interface Started {
   t0: number
 }
 
-async function start(dataDir: string): Promise<Started> {
+async function start(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Started> {
   const ports = [await getPort(), await getPort(), await getPort()]
-  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(ports[0]), FLAGS_PORT: String(ports[1]), WEBHOOKS_PORT: String(ports[2]), DATA_DIR: dataDir }
+  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(ports[0]), FLAGS_PORT: String(ports[1]), WEBHOOKS_PORT: String(ports[2]), DATA_DIR: dataDir, ...extraEnv }
   for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'LOG_LEVEL']) delete env[k]
   const t0 = performance.now()
   const proc = spawn('npx', ['tsx', 'src/main.ts', 'start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -90,7 +90,8 @@ async function firstInvoice(s: Started): Promise<{ firstInvoiceS: number; readyL
 
 /** Fill a data folder to about FILL_MB through the capture API, then stop cleanly (a snapshot). */
 async function fill(dataDir: string): Promise<string> {
-  const s = await start(dataDir)
+  // Periodic snapshots while filling: the data is on disk before the stop, whatever the stop does.
+  const s = await start(dataDir, { SNAPSHOT_INTERVAL_MS: '5000' })
   try {
     await firstInvoice(s)
     const api = `http://127.0.0.1:${s.ports[2]}/api/v1`
@@ -106,6 +107,10 @@ async function fill(dataDir: string): Promise<string> {
       if (r.status >= 300) throw new Error(`capture ${i}: ${r.status} ${await r.text()}`)
       await r.arrayBuffer()
     }
+    const written = () => s.output().split('snapshot written').length
+    const before = written()
+    // Two more snapshots: the second began after the last capture was stored.
+    while (written() < before + 2) await sleep(500)
   } finally {
     await stop(s)
   }
