@@ -41,6 +41,16 @@ async function stop(s: Started): Promise<void> {
   const exited = new Promise((r) => s.proc.once('exit', r))
   process.kill(-s.proc.pid!, 'SIGTERM')
   await exited
+  // npx exits at the signal without waiting for the start it ran: wait until the group is gone
+  // (the start writes its last snapshot and releases the data folder first).
+  for (;;) {
+    try {
+      process.kill(-s.proc.pid!, 0)
+    } catch {
+      return
+    }
+    await sleep(200)
+  }
 }
 
 async function post(url: string, body: unknown, key?: string): Promise<Response | null> {
