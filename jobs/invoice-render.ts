@@ -2,6 +2,7 @@
 import { defineJob } from '../src/platform/job.ts'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
 import { renderStoredInvoice } from '../src/invoice/render-invoice.ts'
+import { warmRenderPool } from '../src/invoice/render-pool.ts'
 
 export const invoiceRenderJob = defineJob(invoiceRenderContract, {
   concurrency: 2,
@@ -9,4 +10,5 @@ export const invoiceRenderJob = defineJob(invoiceRenderContract, {
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
     return renderStoredInvoice(platform, invoice_id, { finalAttempt, threads: platform.config.RENDER_CONCURRENCY, request })
   },
+  warmUp: (platform) => warmRenderPool(platform.config.RENDER_CONCURRENCY),
 })

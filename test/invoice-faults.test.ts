@@ -9,6 +9,9 @@ import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
 import { get, post, type Res } from './helpers/http.ts'
 import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { readConsumers } from '../src/platform/consumers.ts'
+import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
+import { startCpuHog } from './helpers/cpu-hog.ts'
 
 const RENDER_TIMEOUT = 'Invoice rendering timed out. Please retry; this request was not counted.'
 
@@ -126,11 +129,13 @@ describe('invoice faults', function () {
   describe('render timeout', () => {
     let sys: TestSystem
     before(async () => {
-      sys = await startSystem({ services: ['invoice'], workers: false, env: { RENDER_TIMEOUT_MS: '800' } })
+      // A worker that consumes the queue but takes nothing (paused): requests are admitted and wait.
+      sys = await startSystem({ services: ['invoice'], workers: { queues: ['invoice-render'] }, env: { RENDER_TIMEOUT_MS: '800', RENDER_ADMIT_WAIT_MS: '0' } })
+      await Promise.all(sys.workers!.workers.map((w) => w.worker.pause()))
     })
     after(async () => sys?.stop())
 
-    it('with no worker running: 504 JSON, the reservation is released, a demo too', async () => {
+    it('with the render worker not taking jobs: 504 JSON, the reservation is released, a demo too', async () => {
       const key = (await post(`${sys.url.invoice}/signup`, { email: 'timeout@example.com' })).json.api_key
       const all = await Promise.all(Array.from({ length: 3 }, () => post(`${sys.url.invoice}/invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1 }] }, { key })))
       for (const r of all) {
@@ -143,6 +148,70 @@ describe('invoice faults', function () {
       assert.ok(failed.every((d) => d.charged === false && d.error?.status === 504))
       const demo = await post(`${sys.url.invoice}/demo-invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1 }] })
       assert.equal(demo.status, 504)
+    })
+  })
+
+  describe('overload: the CPU saturated by another process and more requests than the renders can serve in time', () => {
+    let sys: TestSystem
+    before(async () => {
+      // One render thread, a 2 s admission bound, and a timeout far above it: a refusal is the
+      // admission's, never a wait run out.
+      sys = await startSystem({
+        services: ['invoice'],
+        workers: { queues: ['invoice-render'] },
+        env: { RENDER_CONCURRENCY: '1', RENDER_ADMIT_WAIT_MS: '2000', RENDER_TIMEOUT_MS: '90000' },
+      })
+    })
+    after(async () => sys?.stop())
+
+    /** ~0.3 s of rendering quiet, several times that with the CPU taken. */
+    const heavy = (i: number) => ({ invoice_number: `OVER-${i}`, items: Array.from({ length: 120 }, (_, j) => ({ description: `Line ${j} ${'lorem ipsum '.repeat(4)}`, quantity: 1, unit_price: j + 1 })) })
+
+    it('refuses quickly with 503 + Retry-After what cannot start within the bound; every 200 is stored and counted, every 503 changed nothing', async function () {
+      this.timeout(240_000)
+      const key = (await post(`${sys.url.invoice}/signup`, { email: 'overload@example.com' })).json.api_key
+      const acct = (await findAccountByKey(sys.platform.db, 'invoice', key))!
+      await setPlan(sys.platform.db, acct._id, 'business')
+      const hog = startCpuHog()
+      try {
+        // The workers report a measured render time before the load starts.
+        assert.equal((await post(`${sys.url.invoice}/invoice`, heavy(0), { key })).status, 200)
+        await until('a measured render time', async () => (await readConsumers(sys.platform, 'invoice-render')).avgJobMs > 0, 30_000)
+
+        // 16 clients, 3 requests each, back to back: far more waiting than 2 s of renders.
+        const results: { status: number; ms: number; retryAfter: string | null; error?: string }[] = []
+        await Promise.all(
+          Array.from({ length: 16 }, async (_, c) => {
+            for (let i = 0; i < 3; i++) {
+              const t = performance.now()
+              const r = await post(`${sys.url.invoice}/invoice`, heavy(1 + c * 3 + i), { key })
+              results.push({ status: r.status, ms: performance.now() - t, retryAfter: r.headers.get('retry-after'), error: r.json?.error })
+            }
+          }),
+        )
+        const ok = results.filter((r) => r.status === 200)
+        const refused = results.filter((r) => r.status === 503)
+        assert.deepEqual(results.filter((r) => r.status !== 200 && r.status !== 503), [], 'only served or refused')
+        assert.ok(refused.length > 0, 'some requests are refused')
+        for (const r of refused) {
+          assert.match(r.error!, /^Too busy: the invoice-render queue holds about \d+ s of work, more than this request may wait \(2 s\)\. Please retry in \d+ s; this request was not counted\.$/)
+          assert.ok(Number(r.retryAfter) >= 1, `Retry-After ${r.retryAfter}`)
+        }
+        // Nothing acknowledged is lost, nothing refused is kept or counted.
+        const usage = (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month
+        assert.equal(usage, ok.length + 1)
+        const stored = await invoiceSlots(sys.platform.db).findAll({ account_id: acct._id })
+        assert.equal(stored.length, ok.length + 1)
+        assert.ok(stored.every((d) => d.status === 'done' && d.charged === true))
+        const ms = refused.map((r) => r.ms).sort((a, b) => a - b)
+        const served = ok.map((r) => r.ms).sort((a, b) => a - b)
+        console.log(
+          `      overload: ${results.length} requests, ${ok.length} served (p50 ${Math.round(served[served.length >> 1] ?? 0)} ms, max ${Math.round(served.at(-1) ?? 0)} ms), ` +
+            `${refused.length} refused (p50 ${Math.round(ms[ms.length >> 1]!)} ms, max ${Math.round(ms.at(-1)!)} ms)`,
+        )
+      } finally {
+        await hog.stop()
+      }
     })
   })
 

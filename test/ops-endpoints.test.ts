@@ -7,7 +7,13 @@ import { JOBS } from '../jobs/index.ts'
 import { SERVICES } from '../src/services.ts'
 import { createRedis } from '../src/platform/redis.ts'
 import { QueueName } from './helpers/queue-names.ts'
-import { startSystem, type TestSystem } from './helpers/system.ts'
+import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
+import { startWorkers } from '../workers/main.ts'
+import { invoiceSlots } from '../src/invoice/store.ts'
+import { replays } from '../src/webhooks/replays.ts'
+import { HEARTBEAT_TTL_MS } from '../src/platform/consumers.ts'
+import { startCpuHog } from './helpers/cpu-hog.ts'
+import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { call, get, post } from './helpers/http.ts'
 import { launchChromium } from './helpers/browser.ts'
 
@@ -47,6 +53,9 @@ describe('ops: health, readiness and metrics without an admin token', () => {
     assert.equal(r.json.checks.mongo, 'ok')
     assert.equal(r.json.checks.redis, 'ok')
     for (const def of JOBS.filter((j) => j.scheduler)) assert.match(r.json.checks.schedulers, new RegExp(def.scheduler!.id))
+    assert.equal(r.json.checks.workers, 'failed: no worker is consuming invoice-render (requests that wait on it get 503)')
+    // The flags service waits on no queue: only the schedulers keep it not ready.
+    assert.equal((await get(`${sys.root.flags}/readyz`)).json.checks.workers, 'ok')
   })
 
   it('the dashboard is off (404 JSON) when no ADMIN_TOKEN is configured', async () => {
@@ -114,7 +123,7 @@ describe('ops: with ADMIN_TOKEN, workers and QUEUE_METRICS', () => {
   it('/readyz is 200 once workers registered the schedulers', async () => {
     const r = await get(`${sys.root.invoice}/readyz`)
     assert.equal(r.status, 200, r.text)
-    assert.deepEqual(r.json, { status: 'ready', checks: { mongo: 'ok', redis: 'ok', schedulers: 'ok', accepting: 'ok' } })
+    assert.deepEqual(r.json, { status: 'ready', checks: { mongo: 'ok', redis: 'ok', schedulers: 'ok', workers: 'ok', accepting: 'ok' } })
   })
 
   it('/metrics needs the token (Bearer or Basic password) once ADMIN_TOKEN is set', async () => {
@@ -296,6 +305,94 @@ describe('ops: OpenAPI documents and the docs page', () => {
       assert.deepEqual(external, [])
     } finally {
       await browser.close()
+    }
+  })
+})
+
+describe('ops: requests that wait on a queue no worker consumes', function () {
+  this.timeout(120_000)
+  let sys: TestSystem
+  before(async () => {
+    sys = await startSystem({ services: ['invoice', 'webhooks'], workers: false })
+  })
+  after(async () => sys?.stop())
+
+  const invoice = { items: [{ description: 'Needs a worker', quantity: 1, unit_price: 2 }] }
+  const NO_RENDER_WORKER = 'No worker is consuming invoice-render yet (the workers are starting, or none is running). Please retry in a few seconds; this request was not counted.'
+
+  async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const v = await fn()
+      if (v) return v
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+
+  /** 503 + Retry-After naming the queue, and nothing stored or counted for the account. */
+  async function assertRefused(key: string, accountInvoicesBefore: number): Promise<void> {
+    const r = await post(`${sys.url.invoice}/invoice`, invoice, { key })
+    assert.equal(r.status, 503, r.text)
+    assert.deepEqual(r.json, { error: NO_RENDER_WORKER })
+    assert.equal(r.headers.get('retry-after'), '3')
+    const usage = (await get(`${sys.url.invoice}/usage`, { key })).json
+    assert.equal(usage.invoices_this_month, accountInvoicesBefore)
+  }
+
+  it('before any worker: invoices, demos and replays get 503 + Retry-After at once; nothing is stored or counted; /readyz says why', async () => {
+    const key = (await post(`${sys.url.invoice}/signup`, { email: 'no-worker@example.com' })).json.api_key
+    const storedBefore = await invoiceSlots(sys.platform.db).countDocuments({})
+    await assertRefused(key, 0)
+    const demo = await post(`${sys.url.invoice}/demo-invoice`, invoice)
+    assert.equal(demo.status, 503, demo.text)
+    assert.equal(demo.headers.get('retry-after'), '3')
+    assert.equal(await invoiceSlots(sys.platform.db).countDocuments({}), storedBefore)
+    assert.equal(await sys.platform.queues.queue(QueueName.InvoiceRender).count(), 0)
+
+    const hookKey = await signup(sys, 'starter')
+    const ep = await createEndpoint(sys, hookKey)
+    assert.equal((await capture(ep.url, { body: 'replay me' })).status, 200)
+    const replay = await post(`${sys.url.webhooks}/api/v1/endpoints/${ep.endpoint_id}/requests/1/replay`, { url: 'http://127.0.0.1:9/x' }, { key: hookKey })
+    assert.equal(replay.status, 503, replay.text)
+    assert.equal(replay.headers.get('retry-after'), '3')
+    assert.match(replay.json.error, /^No worker is consuming capture-replay yet/)
+    assert.equal(await replays(sys.platform.db).countDocuments({}), 0)
+
+    const ready = await get(`${sys.root.webhooks}/readyz`)
+    assert.equal(ready.status, 503)
+    assert.equal(ready.json.checks.workers, 'failed: no worker is consuming capture-replay (requests that wait on it get 503)')
+  })
+
+  it('a worker that starts is counted on at once; one that stops cleanly, at once no more', async () => {
+    const key = (await post(`${sys.url.invoice}/signup`, { email: 'worker-comes@example.com' })).json.api_key
+    await assertRefused(key, 0)
+    const workers = await startWorkers(sys.platform, { queues: [QueueName.InvoiceRender] })
+    try {
+      const r = await post(`${sys.url.invoice}/invoice`, invoice, { key })
+      assert.equal(r.status, 200, r.text)
+      assert.equal(r.headers.get('content-type'), 'application/pdf')
+    } finally {
+      await workers.close(5_000)
+    }
+    await assertRefused(key, 1)
+  })
+
+  it('a worker process killed (-9) stops being counted on within the heartbeat TTL, also with the CPU saturated', async () => {
+    const key = (await post(`${sys.url.invoice}/signup`, { email: 'worker-dies@example.com' })).json.api_key
+    const hog = startCpuHog()
+    const child = spawnWorker(sys.env, ['--queues', QueueName.InvoiceRender])
+    try {
+      await until('the worker process to serve', async () => (await post(`${sys.url.invoice}/invoice`, invoice, { key })).status === 200, 90_000)
+      child.kill('SIGKILL')
+      await waitForExit(child)
+      const killed = Date.now()
+      await until('requests to be refused again', async () => (await post(`${sys.url.invoice}/invoice`, invoice, { key })).status === 503, HEARTBEAT_TTL_MS + 20_000)
+      if (process.env.DEBUG_PRESENCE) console.log(`      refused again ${Date.now() - killed} ms after the kill`)
+      await assertRefused(key, 1)
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await hog.stop()
     }
   })
 })

@@ -53,7 +53,9 @@ describe('ops: graceful shutdown of an api process', () => {
     const key = (await post(`${base}/api/v1/signup`, { email: 'drain@example.com' })).json.api_key
     assert.ok(key)
 
-    // No worker runs yet, so the request is parked waiting for its render.
+    // A render worker that takes nothing yet (paused): the request is admitted and parked.
+    const workers = await startWorkers(sys.platform, { queues: [QueueName.InvoiceRender] })
+    await Promise.all(workers.workers.map((w) => w.worker.pause()))
     const inFlight = post(`${base}/api/v1/invoice`, { items: [{ description: 'Drained safely', quantity: 2, unit_price: 5 }] }, { key })
     await until('invoice queued', async () => (await invoiceSlots(sys.platform.db).countDocuments({ status: 'queued' })) === 1)
     const exited = waitForExit(api)
@@ -68,7 +70,7 @@ describe('ops: graceful shutdown of an api process', () => {
     })
     assert.equal(api.exitCode, null, 'still draining the in-flight request')
 
-    const workers = await startWorkers(sys.platform, { queues: [QueueName.InvoiceRender] })
+    workers.workers.forEach((w) => w.worker.resume())
     try {
       const res = await inFlight
       assert.equal(res.status, 200, res.text)
@@ -93,13 +95,13 @@ describe('ops: scaling and worker probes', () => {
   })
 
   it('two worker processes share the render queue: each renders some of 12 invoices', async function () {
-    this.timeout(120_000)
+    this.timeout(240_000)
     const args = ['--queues', QueueName.InvoiceRender, '--concurrency', '1']
     const w1 = spawnWorker(sys.env, args)
     const w2 = spawnWorker(sys.env, args)
     children.push(w1, w2)
     const queue = sys.platform.queues.queue(QueueName.InvoiceRender)
-    await until('both workers connected', async () => (await queue.getWorkersCount()) >= 2, 60_000)
+    await until('both workers connected', async () => (await queue.getWorkersCount()) >= 2, 150_000)
 
     const key = (await post(`${sys.url.invoice}/signup`, { email: 'scale@example.com' })).json.api_key
     const account = (await findAccountByKey(sys.platform.db, 'invoice', key))!
@@ -125,12 +127,12 @@ describe('ops: scaling and worker probes', () => {
   })
 
   it('a worker process with WORKER_PORT serves /healthz, /readyz and /metrics with job metrics', async function () {
-    this.timeout(120_000)
+    this.timeout(240_000)
     const port = await getPort()
     const w = spawnWorker({ ...sys.env, WORKER_PORT: String(port) })
     children.push(w)
     const base = `http://127.0.0.1:${port}`
-    await until('worker probes up', async () => (await get(`${base}/readyz`)).status === 200, 60_000)
+    await until('worker probes up', async () => (await get(`${base}/readyz`)).status === 200, 150_000)
     assert.deepEqual((await get(`${base}/healthz`)).json, { status: 'ok' })
 
     const key = (await post(`${sys.url.invoice}/signup`, { email: 'probe@example.com' })).json.api_key

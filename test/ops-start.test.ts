@@ -10,6 +10,7 @@ import getPort from 'get-port'
 import Stripe from 'stripe'
 import { waitForExit } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
+import { startCpuHog } from './helpers/cpu-hog.ts'
 
 interface Proc {
   pid: number
@@ -65,11 +66,11 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
 }
 
 /** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
-async function startAll(): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
+async function startAll(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
   const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
   // A data folder of its own: each start begins empty (no lease or data left by another run).
   const dataDir = mkdtempSync(join(tmpdir(), 'qw-start-'))
-  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development', DATA_DIR: dataDir }
+  const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development', DATA_DIR: dataDir, ...extraEnv }
   for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) delete env[k]
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let text = ''
@@ -155,5 +156,72 @@ describe('ops: stopping `start`', function () {
     await until('every child process to be gone', () => alive(tree).length === 0 || undefined, 30_000).catch(() => {
       throw new Error(`still running: ${JSON.stringify(processes().filter((p) => tree.includes(p.pid)))}`)
     })
+  })
+})
+
+describe('ops: starting `start`', function () {
+  this.timeout(300_000)
+  let proc: ChildProcess | undefined
+  let tree: number[] = []
+  afterEach(() => {
+    for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+  })
+
+  const NO_WORKER = 'No worker is consuming invoice-render yet (the workers are starting, or none is running). Please retry in a few seconds; this request was not counted.'
+
+  /**
+   * Ask for an invoice (and /readyz) from the banner on until one is served: before the "ready"
+   * line only 503 + Retry-After naming the queue, after it the first request is served; the log
+   * up to then has no error-level line (/readyz polled throughout, as a load balancer does).
+   */
+  async function startTellsTheTruth(): Promise<void> {
+    const s = await startAll()
+    proc = s.proc
+    tree = descendants(proc.pid!).map((p) => p.pid)
+    const signup = await post(`${s.invoice}/signup`, { email: 'first-light@example.com' })
+    assert.equal(signup.status, 200, signup.text)
+    const key = signup.json.api_key as string
+    const seen: { status: number; afterReadyLine: boolean }[] = []
+    await until('an invoice to be served', async () => {
+      const afterReadyLine = /queueworks is ready: invoices are served end to end/.test(s.output())
+      const probe = await get(`${s.root[0]}/readyz`)
+      const r = await post(`${s.invoice}/invoice`, { items: [{ description: 'First light', quantity: 1, unit_price: 10 }] }, { key })
+      seen.push({ status: r.status, afterReadyLine })
+      if (r.status === 503) {
+        assert.deepEqual(r.json, { error: NO_WORKER })
+        assert.equal(r.headers.get('retry-after'), '3')
+        if (!afterReadyLine && probe.status === 200) assert.fail('/readyz said 200 while invoices were refused')
+      }
+      return r.status === 200 && r.headers.get('content-type') === 'application/pdf'
+    }, 240_000)
+    assert.deepEqual(seen.filter((x) => x.status !== 503 && x.status !== 200), [], 'only refused or served')
+    assert.deepEqual(seen.filter((x) => x.afterReadyLine && x.status !== 200), [], 'nothing refused once the ready line was printed')
+    await until('the ready line', () => /queueworks is ready: invoices are served end to end \(\d+\.\d s after start\)/.test(s.output()), 30_000)
+    const usage = await get(`${s.invoice}/usage`, { key })
+    assert.equal(usage.json.invoices_this_month, 1)
+    const errors = s.output().split('\n').filter((l) => /"level":(50|60)/.test(l))
+    assert.deepEqual(errors, [], 'no error-level line during the start')
+    const exited = waitForExit(proc)
+    process.kill(-proc.pid!, 'SIGTERM')
+    await exited
+  }
+
+  it('says when it serves: 503 + Retry-After until "queueworks is ready", then served; /readyz agrees; no error-level line', async () => {
+    await startTellsTheTruth()
+  })
+
+  it('the same with the CPU saturated by another process', async () => {
+    const hog = startCpuHog()
+    try {
+      await startTellsTheTruth()
+    } finally {
+      await hog.stop()
+    }
   })
 })

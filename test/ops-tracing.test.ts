@@ -13,6 +13,7 @@ import { loadConfig } from '../src/platform/config.ts'
 import { queueTelemetry, startTracing, stopTracing, tracingOn } from '../src/platform/tracing.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
+import { readConsumers } from '../src/platform/consumers.ts'
 import { post } from './helpers/http.ts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -116,7 +117,7 @@ describe('ops: a worker process exports its part of the trace over OTLP/HTTP', (
   let worker: ChildProcess | undefined
 
   before(async function () {
-    this.timeout(120_000)
+    this.timeout(240_000)
     // A collector that understands OTLP/HTTP JSON (what @opentelemetry/exporter-trace-otlp-http sends).
     collector = createServer((req, res) => {
       const chunks: Buffer[] = []
@@ -137,6 +138,8 @@ describe('ops: a worker process exports its part of the trace over OTLP/HTTP', (
     sys = await startSystem({ services: ['invoice'], workers: false })
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
     worker = spawnWorker({ ...sys.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200' }, ['--queues', QueueName.InvoiceRender])
+    // Invoices are refused (503) until a worker consumes the render queue.
+    await until('the worker process to consume invoice-render', async () => (await readConsumers(sys.platform, QueueName.InvoiceRender)).workers > 0 || undefined, 150_000)
   })
   after(async () => {
     if (worker && worker.exitCode === null && worker.signalCode === null) {

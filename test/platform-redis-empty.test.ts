@@ -5,8 +5,12 @@
 import assert from 'node:assert/strict'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
 import { outboxSweepContract } from '../src/platform/outbox.ts'
-import { startSystem, type TestSystem } from './helpers/system.ts'
-import { get } from './helpers/http.ts'
+import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
+import { get, post } from './helpers/http.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
+import { JOBS } from '../jobs/index.ts'
+import { startWorkers } from '../workers/main.ts'
+import { QueueName } from './helpers/queue-names.ts'
 import { account, rows, submit, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
@@ -59,5 +63,75 @@ describe('platform: Redis comes back empty', () => {
     if (process.env.DEBUG_FAILOVER) console.log(`      everything done ${elapsed} ms after Redis came back`)
     assert.ok(elapsed <= 120_000)
     assert.equal(target.received.filter((r) => r.body.toString() === 'during').length, 1)
+  })
+})
+
+describe('platform: Redis comes back empty under a waiting invoice and a rendering batch', function () {
+  this.timeout(300_000)
+  let redis: EmbeddedRedis
+  let sys: TestSystem
+  before(async () => {
+    redis = await startRedisServer({ appendonly: false })
+    // Every queue but the batch renders: a worker process of their own takes them below.
+    const queues = JOBS.map((j) => j.queue).filter((q) => q !== QueueName.InvoiceBatchRender)
+    sys = await startSystem({ services: ['invoice'], workers: { queues }, env: { REDIS_URL: redis.url } })
+  })
+  after(async () => {
+    await sys?.stop()
+    await redis?.child.stop()
+  })
+
+  async function restartEmpty(): Promise<void> {
+    redis.child.kill()
+    await new Promise((r) => redis.child.proc.once('exit', r))
+    redis = await startRedisServer({ port: redis.port, appendonly: false })
+  }
+
+  it('a single invoice whose render job was lost is enqueued again by its waiter: 200, stored and counted once', async () => {
+    const { key, id } = await account(sys, 'starter')
+    const render = sys.workers!.workers.find((w) => w.queue === QueueName.InvoiceRender)!.worker
+    await render.pause()
+    const pending = post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Survives Redis', quantity: 3, unit_price: 7 }] }, { key })
+    const doc = await waitFor(async () => (await invoiceSlots(sys.platform.db).findAll({ account_id: id }))[0], 30_000, 'the invoice to be stored')
+    await waitFor(async () => (await sys.platform.queues.queue(QueueName.InvoiceRender).getJobState(doc._id)) === 'waiting', 30_000, 'its job to wait')
+    await restartEmpty()
+    // The job is gone with Redis' data; the waiter puts it back.
+    render.resume()
+    const res = await pending
+    assert.equal(res.status, 200, res.text)
+    assert.equal(res.headers.get('content-type'), 'application/pdf')
+    assert.equal(res.headers.get('x-invoice-id'), doc._id)
+    const stored = await getInvoice(sys.platform.db, doc._id)
+    assert.equal(stored!.status, 'done')
+    assert.equal(stored!.charged, true)
+    assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 1)
+  })
+
+  it('batch rows taken by a render job that Redis lost (its worker gone too) are rendered, not failed', async () => {
+    const { key } = await account(sys, 'starter')
+    const worker = spawnWorker(sys.env, ['--queues', QueueName.InvoiceBatchRender, '--concurrency', '1'])
+    try {
+      const batch = await submit(sys, key, rows(30))
+      assert.equal(batch.status, 202, batch.text)
+      const batchId = batch.json.batch_id as string
+      await waitFor(async () => (await invoiceSlots(sys.platform.db).countDocuments({ batch_id: batchId, status: 'rendering' })) > 0, 120_000, 'rows to be rendering')
+      // The worker stops mid-chunk; Redis restarts without its data; the worker dies.
+      process.kill(worker.pid!, 'SIGSTOP')
+      await restartEmpty()
+      worker.kill('SIGKILL')
+      await waitForExit(worker)
+      const rescue = await startWorkers(sys.platform, { queues: [QueueName.InvoiceBatchRender] })
+      try {
+        const st = await waitFinished(sys, key, batchId, 150_000)
+        assert.equal(st.counts.failed, 0, JSON.stringify(st.counts))
+        assert.equal(st.counts.done, 30)
+        // Rendered because they were handed back, not by luck: some rows went back to the queue.
+        assert.ok((await invoiceSlots(sys.platform.db).countDocuments({ batch_id: batchId, requeues: { $gte: 1 } })) > 0)
+      } finally {
+        await rescue.close(5_000)
+      }
+    } finally {
+      if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL')
+    }
   })
 })

@@ -11,6 +11,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { account, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
 
 describe('platform: Redis behind Sentinel, through a failover', () => {
   let sen: TestSentinel
@@ -143,5 +144,31 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
     const st = await waitFinished(sys, key, batchId, 120_000)
     assert.equal(st.counts.done, 20)
     await waitFor(async () => (await sys.platform.db.collection('outbox').countDocuments({ _id: `invoice-batch-watch:${batchId}` as never })) === 0, 60_000, 'the outbox entry to go')
+  })
+
+  it('a single invoice whose render job a failover lost is enqueued again by its waiter: 200, stored and counted once', async function () {
+    this.timeout(180_000)
+    const { key, id } = await account(sys, 'starter')
+    const render = sys.workers!.workers.find((w) => w.queue === 'invoice-render')!.worker
+    await render.pause()
+    try {
+      const pending = post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Through the switch', quantity: 2, unit_price: 9 }] }, { key })
+      const doc = await waitFor(async () => (await invoiceSlots(sys.platform.db).findAll({ account_id: id }))[0], 30_000, 'the invoice to be stored')
+      const queue = sys.platform.queues.queue('invoice-render')
+      await waitFor(async () => (await queue.getJobState(doc._id)) === 'waiting', 30_000, 'its job to wait')
+      const oldMaster = await sen.masterPort()
+      await sen.sentinelConn.call('SENTINEL', 'FAILOVER', sen.masterName)
+      await waitFor(async () => (await sen.masterPort()) !== oldMaster, 30_000, 'the sentinel to promote the replica')
+      // What a failover that lost the last writes leaves behind: the new master lacks the job.
+      await waitFor(async () => (await queue.remove(doc._id).catch(() => -1)) === 1 || (await queue.getJobState(doc._id).catch(() => '')) === 'unknown', 30_000, 'the job to be gone')
+      render.resume()
+      const res = await pending
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.headers.get('x-invoice-id'), doc._id)
+      assert.equal((await getInvoice(sys.platform.db, doc._id))!.status, 'done')
+      assert.equal(await usage(sys, key), 1)
+    } finally {
+      render.resume()
+    }
   })
 })

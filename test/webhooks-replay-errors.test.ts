@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict'
 import { QueueName } from './helpers/queue-names.ts'
 import { replays } from '../src/webhooks/replays.ts'
-import { startWorkers } from '../workers/main.ts'
 import { call } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
@@ -23,11 +22,13 @@ describe('webhooks: replay errors', function () {
   const replay = (sys: TestSystem, key: string, token: string, url: string) =>
     call('POST', api(sys, `/endpoints/${token}/requests/1/replay`), { json: { url }, key })
 
-  describe('with no capture-replay worker running', () => {
+  describe('with the capture-replay worker taking no jobs (paused)', () => {
     let sys: TestSystem
     before(async () => {
-      // The ingress waits for the job up to the forward timeout + 10 s.
-      sys = await startSystem({ services: ['webhooks'], workers: false, env: { WEBHOOK_FORWARD_TIMEOUT_MS: '200' } })
+      // The ingress waits for the job up to the forward timeout + 10 s. A worker consumes the
+      // queue (no worker at all is a 503 at once) but takes nothing until resumed.
+      sys = await startSystem({ services: ['webhooks'], workers: { queues: [QueueName.CaptureReplay] }, env: { WEBHOOK_FORWARD_TIMEOUT_MS: '200' } })
+      await Promise.all(sys.workers!.workers.map((w) => w.worker.pause()))
     })
     after(async () => sys?.stop())
 
@@ -55,13 +56,13 @@ describe('webhooks: replay errors', function () {
       const del = await call('DELETE', api(sys, `/endpoints/${ep.endpoint_id}`), { key })
       assert.equal(del.status, 200, del.text)
       assert.equal(del.json.requests_deleted, 1)
-      const workers = await startWorkers(sys.platform, { queues: [QueueName.CaptureReplay] })
+      sys.workers!.workers.forEach((w) => w.worker.resume())
       try {
         const r = await pending
         assert.equal(r.status, 404, r.text)
         assert.deepEqual(r.json, { error: 'Request not found' })
       } finally {
-        await workers.close(2_000)
+        await Promise.all(sys.workers!.workers.map((w) => w.worker.pause()))
       }
       assert.equal(t.received.length, 0)
     })

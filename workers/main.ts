@@ -4,7 +4,8 @@
 // these, each with its own --queues and --concurrency.
 import { JOBS } from '../jobs/index.ts'
 import type { Platform } from '../src/platform/platform.ts'
-import { closeWorkers, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
+import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
+import { startHeartbeat } from '../src/platform/consumers.ts'
 import { startSelfHeal } from '../src/platform/self-heal.ts'
 import { RECOVERIES } from '../jobs/recoveries.ts'
 import { closeRenderPool } from '../src/invoice/render-pool.ts'
@@ -26,10 +27,20 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   const wanted = opts.queues?.length ? opts.queues : JOBS.map((j) => j.queue)
   const unknown = wanted.filter((q) => !JOBS.some((j) => j.queue === q))
   if (unknown.length) throw new Error(`unknown queue(s): ${unknown.join(', ')} (known: ${JOBS.map((j) => j.queue).join(', ')})`)
+  // Warming (render threads) runs while the queues are registered.
+  const warming = Promise.all(
+    JOBS.filter((j) => wanted.includes(j.queue) && j.warmUp).map((j) =>
+      j.warmUp!(platform).catch((err) => logger.warn({ queue: j.queue, err: (err as Error).message }, 'warm-up failed; the first job warms up instead')),
+    ),
+  )
   const workers: RegisteredWorker[] = []
   for (const def of JOBS.filter((j) => wanted.includes(j.queue))) {
     workers.push(await registerWorker(platform, def, { concurrency: opts.concurrency }))
   }
+  await warming
+  // Only now, with every chosen queue consumed, do requests that wait on them count on this process.
+  const heartbeat = startHeartbeat(platform, workers.map((w) => ({ queue: w.queue, concurrency: w.worker.opts.concurrency ?? 1 })))
+  const unhook = onJobProcessed((queue, _job, _outcome, ms) => heartbeat.jobDone(queue, ms))
   const chosen = JOBS.filter((j) => wanted.includes(j.queue))
   const heal = startSelfHeal(platform, { jobs: chosen, recoveries: RECOVERIES, upsertScheduler: (def) => upsertScheduler(platform, def) })
   void heal.check()
@@ -38,6 +49,9 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
     workers,
     async close(timeoutMs = platform.config.SHUTDOWN_TIMEOUT_MS) {
       heal.stop()
+      unhook()
+      // First: new requests stop counting on this process while it drains what it holds.
+      await heartbeat.stop()
       await closeWorkers(workers, timeoutMs)
       await closeRenderPool()
     },

@@ -1,6 +1,7 @@
 // Driving a batch to its end, from the invoice-batch-watch job (and lazily from status reads):
 // hand rows to the render queue if that has not happened yet (Redis was down at acceptance),
-// fail rows whose render job died for good (so their quota unit comes back), and when every
+// hand back rows whose render job was lost (a few times; then fail them, so their quota unit
+// comes back), and when every
 // row is done or failed, finish the batch exactly once and send its callback.
 import type { Platform } from '../platform/platform.ts'
 import { clock } from '../platform/clock.ts'
@@ -12,7 +13,7 @@ import { logger } from '../platform/logger.ts'
 import { BATCH_CHUNK_ROWS, invoiceBatchCallbackContract, invoiceBatchRenderContract } from './job-contracts.ts'
 import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
 import { RENDER_FAILED } from './render-invoice.ts'
-import { invoices, markFailed } from './store.ts'
+import { invoices, markFailed, requeueRows } from './store.ts'
 
 /**
  * Add a render job for every chunk that still has queued rows. Chunks are fixed ranges of row
@@ -38,30 +39,48 @@ export async function enqueueRows(platform: Platform, batchId: string): Promise<
   await markEnqueued(platform.db, batchId)
 }
 
+/** How often a row whose render job was lost is handed back to the queue before it is failed. */
+export const MAX_ROW_REQUEUES = 3
+
 /**
- * Rows stuck in 'rendering' although their chunk's job is gone or failed (a worker died more
- * often than BullMQ retries stalled jobs): fail them, which releases their quota unit exactly once.
+ * Rows stuck in 'rendering' although their chunk's job is gone (Redis lost it: a failover, a
+ * restart without its data) or failed/finished without them (a worker died more often than BullMQ
+ * retries stalled jobs): give them back to the queue ('queued', then enqueueRows), at most
+ * MAX_ROW_REQUEUES times; a row lost more often than that is failed, which releases its quota unit
+ * exactly once. A worker that was still rendering such a row and stores it later is harmless: it
+ * marks the row done (queued counts as open), and the new job then finds nothing to do.
  */
-async function failOrphans(platform: Platform, batchId: string): Promise<number> {
+async function requeueOrphans(platform: Platform, batchId: string): Promise<{ requeued: number; failed: number }> {
   const cutoff = new Date(clock.nowMs() - 2 * platform.config.JOB_LOCK_MS)
   const stuck = await invoices(platform.db, batchId)
-    .aggregate<{ _id: string; job_id?: string }>([
+    .aggregate<{ _id: string; job_id?: string; requeues?: number }>([
       { $match: { batch_id: batchId, status: 'rendering', updated_at: { $lt: cutoff } } },
-      { $project: { _id: 1, job_id: 1 } },
+      { $project: { _id: 1, job_id: 1, requeues: 1 } },
     ])
     .toArray()
   const queue = platform.queues.queue(invoiceBatchRenderContract.queue)
   const states = new Map<string, string>()
-  let n = 0
-  for (const { _id, job_id } of stuck) {
+  const back: string[] = []
+  let failed = 0
+  for (const { _id, job_id, requeues } of stuck) {
     const jobId = job_id ?? _id
     if (!states.has(jobId)) states.set(jobId, await queue.getJobState(jobId))
     const state = states.get(jobId)
-    if (state === 'failed' || state === 'unknown' || state === 'completed') {
-      if (await markFailed(platform.db, _id, RENDER_FAILED)) n++
-    }
+    if (state !== 'failed' && state !== 'unknown' && state !== 'completed') continue
+    if ((requeues ?? 0) < MAX_ROW_REQUEUES) back.push(_id)
+    else if (await markFailed(platform.db, _id, RENDER_FAILED)) failed++
   }
-  return n
+  if (back.length) {
+    // A finished or failed chunk job keeps its id in Redis for a while: remove it, or the
+    // re-enqueue with the same id would add nothing.
+    for (const jobId of new Set(stuck.filter((r) => back.includes(r._id)).map((r) => r.job_id ?? r._id))) {
+      if (states.get(jobId) !== 'unknown') await queue.remove(jobId).catch(() => undefined)
+    }
+    await requeueRows(platform.db, back)
+    logger.warn({ batchId, rows: back.length }, 'batch rows whose render job was lost: queued again')
+    await enqueueRows(platform, batchId)
+  }
+  return { requeued: back.length, failed }
 }
 
 /** Record the callback delivery job (outbox first, so a Redis outage cannot lose it). */
@@ -86,7 +105,7 @@ export async function advanceBatch(platform: Platform, batchId: string, opts: { 
     return { state: 'finished' }
   }
   if (opts.repair && !batch.enqueued) await enqueueRows(platform, batchId)
-  if (opts.repair) await failOrphans(platform, batchId)
+  if (opts.repair) await requeueOrphans(platform, batchId)
   const counts = await rowCounts(platform.db, batchId)
   if (!isComplete(counts, batch.total)) return { state: 'processing' }
   if (await markFinished(platform.db, batchId, counts)) {

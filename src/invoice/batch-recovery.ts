@@ -2,8 +2,7 @@
 // processing batch gets its render chunks for rows still queued and its watcher back, and a
 // finished batch whose callback is still owed gets that job. Job ids are the batch's and the
 // chunks', so a batch whose jobs survived gets nothing new. Rows a lost job had taken
-// ('rendering') are failed by the watcher once their job is gone (batch-progress.ts), which
-// returns their quota.
+// ('rendering') are queued again by the watcher once their job is gone (batch-progress.ts).
 import type { Platform } from '../platform/platform.ts'
 import { enqueue } from '../platform/job.ts'
 import { enqueueRows } from './batch-progress.ts'

@@ -1,7 +1,8 @@
 // A pool of render threads per worker process, so a render never blocks the worker's event loop
-// (lock renewal, other queues). Threads are started on first use.
+// (lock renewal, other queues). A worker process warms the pool as it starts (warmRenderPool).
 import { Piscina } from 'piscina'
 import type { RenderTask } from './render-thread.ts'
+import { invoiceBodySchema } from './schema.ts'
 
 let pool: Piscina | null = null
 
@@ -27,6 +28,15 @@ export function renderPool(threads: number): Piscina {
 export async function renderInPool(task: RenderTask, threads: number): Promise<Buffer> {
   const out: Uint8Array = await renderPool(threads).run(task)
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength)
+}
+
+/**
+ * Start the threads and render one small invoice in each: a cold thread loads pdfmake and the
+ * fonts first, which on a busy machine took longer than the first request could wait.
+ */
+export async function warmRenderPool(threads: number): Promise<void> {
+  const request = invoiceBodySchema.parse({ items: [{ description: 'Warm-up', quantity: 1, unit_price: 1 }] })
+  await Promise.all(Array.from({ length: threads }, () => renderInPool({ request, today: new Date().toISOString().slice(0, 10) }, threads)))
 }
 
 export async function closeRenderPool(): Promise<void> {

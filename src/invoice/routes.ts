@@ -10,7 +10,7 @@ import { INVOICE_LIMITS } from '../platform/billing/plans.ts'
 import { randomId } from '../platform/ids.ts'
 import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
-import { awaitInvoicePdf, listenForRender } from './await-invoice.ts'
+import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
 import { release, reserve, used } from './quota.ts'
 import { demoInvoiceSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './schema.ts'
@@ -68,6 +68,7 @@ export function invoiceRouter(platform: Platform): Router {
     const { body } = input(ctx, invoiceSchema)
     const period = monthKey(clock.now())
     const limit = INVOICE_LIMITS[account.plan].monthly_limit
+    await admitRender(platform)
     if (!(await reserve(platform.db, account._id, period, limit))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
     const id = randomId()
     const pdf = await renderNow(platform, 'single', account._id, period, body, id)
@@ -88,6 +89,7 @@ export function invoiceRouter(platform: Platform): Router {
     return next()
   }, validate(demoInvoiceSchema), async (ctx) => {
     const { body } = input(ctx, demoInvoiceSchema)
+    await admitRender(platform)
     const pdf = await renderNow(platform, 'demo', null, null, body)
     sendInvoiceFile(ctx, pdf, body.format, 'demo')
   })

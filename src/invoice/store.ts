@@ -29,6 +29,8 @@ export interface InvoiceDoc {
   expires_at: Date
   /** Batch rows: the invoice-batch-render job that marked the row rendering. */
   job_id?: string
+  /** Batch rows: how often the row went back to the queue because its render job was lost. */
+  requeues?: number
   /** Single and demo invoices carry their PDF; batch rows' PDFs are in invoice_pdfs (pdf-store.ts). */
   pdf?: Binary
   size_bytes?: number
@@ -72,11 +74,20 @@ export async function markRendering(db: Db, id: string): Promise<boolean> {
 
 /**
  * Mark a chunk of batch rows as rendering by the job `jobId` (one write for the chunk). The job id
- * lets failOrphans ask the queue whether the rows' job is still alive.
+ * lets the batch watcher (batch-progress.ts) ask the queue whether the rows' job is still alive.
  */
 export async function markRowsRendering(db: Db, ids: string[], jobId: string): Promise<void> {
   if (!ids.length) return
   await invoices(db, ids[0]!).updateMany({ _id: { $in: ids }, status: { $in: OPEN } }, { $set: { status: 'rendering', job_id: jobId, updated_at: clock.now() } })
+}
+
+/** Batch rows whose render job was lost go back to 'queued' (counted, so a row cannot loop for ever). */
+export async function requeueRows(db: Db, ids: string[]): Promise<void> {
+  if (!ids.length) return
+  await invoices(db, ids[0]!).updateMany(
+    { _id: { $in: ids }, status: 'rendering' },
+    { $set: { status: 'queued', updated_at: clock.now() }, $unset: { job_id: '' }, $inc: { requeues: 1 } },
+  )
 }
 
 /** Mark a chunk of batch rows done (their PDFs are already in invoice_pdfs). One write. */

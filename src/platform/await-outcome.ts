@@ -17,7 +17,15 @@ export interface AwaitOutcomeOptions<T> {
    * is certainly still pending, which on a latency path competes with the worker's own reads.
    */
   firstWait?: Promise<unknown>
+  /**
+   * Called every REPAIR_EVERY_MS while the job is pending: puts the job back when Redis lost it (a
+   * failover that lost the last writes, a restart without its data). Must be idempotent (same job
+   * id); its errors are ignored (the next call retries).
+   */
+  repair?(): Promise<void>
 }
+
+export const REPAIR_EVERY_MS = 2_000
 
 /** Start listening for the job's next completion before enqueueing it (see firstWait). */
 export function listenForOutcome(platform: Platform, queue: string, jobId: string, timeoutMs: number): Promise<unknown> {
@@ -27,8 +35,13 @@ export function listenForOutcome(platform: Platform, queue: string, jobId: strin
 /** The outcome, or undefined when the time ran out with the job still pending. */
 export async function awaitOutcome<T>(platform: Platform, opts: AwaitOutcomeOptions<T>): Promise<T | undefined> {
   const deadline = Date.now() + opts.timeoutMs
+  let nextRepair = Date.now() + REPAIR_EVERY_MS
   if (opts.firstWait) await opts.firstWait
   for (;;) {
+    if (opts.repair && Date.now() >= nextRepair && Date.now() < deadline) {
+      nextRepair = Date.now() + REPAIR_EVERY_MS
+      await opts.repair().catch(() => undefined)
+    }
     // Listen before reading, so a job that settles between the read and the wait still wakes us
     // (otherwise a fast job could cost a whole poll interval).
     const left = deadline - Date.now()

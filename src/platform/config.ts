@@ -51,6 +51,11 @@ const schema = z.object({
   OUTBOUND_ALLOW_PRIVATE: bool.optional(),
   /** How long an invoice request waits for its render job. */
   RENDER_TIMEOUT_MS: ms.default(30_000),
+  /**
+   * Admission control: a new single or demo invoice is refused (503 + Retry-After) when the render
+   * queue's waiting jobs would take longer than this to start. Unset: half of RENDER_TIMEOUT_MS; 0: off.
+   */
+  RENDER_ADMIT_WAIT_MS: z.coerce.number().int().min(0).optional(),
   /** Days a stored invoice (single or batch row) is kept before the invoices-expire job removes it. */
   INVOICE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** BullMQ lock duration; a job whose worker died is taken over within 1.5× this (docs/operations.md). */

@@ -39,6 +39,11 @@ export interface JobProcessor<S extends z.ZodType = z.ZodType> {
   /** Repeatable work: a job scheduler upserted when a worker for this queue starts. */
   scheduler?: { id: string; every?: number; pattern?: string; payload: z.infer<S> }
   process(payload: z.infer<S>, job: Job, platform: Platform): Promise<unknown>
+  /**
+   * Make the first job as fast as the next (start threads, load fonts): awaited before the worker
+   * process announces that it consumes this queue (consumers.ts), so "ready" means served at speed.
+   */
+  warmUp?(platform: Platform): Promise<void>
 }
 
 export type JobDefinition<S extends z.ZodType = z.ZodType> = JobContract<S> & JobProcessor<S>

@@ -7,6 +7,7 @@ import { QueueRegistry } from './queues.ts'
 import { isEmbeddedEngine, loadLayouts } from './partitioned.ts'
 import { createRedis, redisReady, type RedisClient } from './redis.ts'
 import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
+import { ConsumerWatch } from './consumers.ts'
 
 export interface Platform {
   config: Config
@@ -17,6 +18,8 @@ export interface Platform {
   /** Fail-fast connection for request paths: rate limits, caches, queue producers. */
   redis: RedisClient
   queues: QueueRegistry
+  /** Live workers of the queues this process's requests wait on (consumers.ts). */
+  consumers: ConsumerWatch
   /** Stripe client (the simulator's locally); null when billing is not configured. */
   stripe: Stripe | null
   close(): Promise<void>
@@ -40,7 +43,7 @@ export async function createPlatform(opts: {
   await redisReady(redis)
   const queues = new QueueRegistry(redisUrl, config.QUEUE_PREFIX, redis)
   await queues.open(opts.queues ?? [])
-  return {
+  const platform: Platform = {
     config,
     redisUrl,
     mongoUrl,
@@ -48,13 +51,16 @@ export async function createPlatform(opts: {
     db,
     redis,
     queues,
+    consumers: new ConsumerWatch(() => platform),
     stripe,
     async close() {
+      platform.consumers.close()
       await queues.close()
       redis.disconnect()
       await client.close()
     },
   }
+  return platform
 }
 
 /** Slot counts for a database's first use: STORE_PARTITIONS, else each spec's own on the engine, 1 on MongoDB. */

@@ -17,9 +17,13 @@ export interface RegisteredWorker {
 
 export type JobHook = (queue: string, job: Job, outcome: 'completed' | 'failed', ms: number) => void
 const hooks: JobHook[] = []
-/** Observers (metrics) of every processed job. */
-export function onJobProcessed(h: JobHook): void {
+/** Observers (metrics, worker heartbeats) of every processed job; returns the unsubscribe. */
+export function onJobProcessed(h: JobHook): () => void {
   hooks.push(h)
+  return () => {
+    const i = hooks.indexOf(h)
+    if (i >= 0) hooks.splice(i, 1)
+  }
 }
 
 export async function registerWorker(

@@ -1,5 +1,6 @@
 // Ingress side of a replay: record it, enqueue capture-replay, wait (bounded) for the job, then
 // read the outcome from MongoDB, the source of truth. Unreachable target → 502, too slow → 504.
+import { admitToQueue } from '../platform/admission.ts'
 import { awaitOutcome } from '../platform/await-outcome.ts'
 import { clock } from '../platform/clock.ts'
 import { badGateway, badRequest, gatewayTimeout, notFound, unavailable } from '../platform/http/errors.ts'
@@ -12,6 +13,8 @@ import { encodeBody } from './present.ts'
 import { replays } from './replays.ts'
 
 export async function replayNow(platform: Platform, ref: { account_id: string; endpoint_id: string; request_id: number }, url: string) {
+  // No worker to run it: refused at once rather than a 504 after the whole wait (nothing recorded).
+  await admitToQueue(platform, captureReplayContract.queue, 0)
   const id = randomId()
   await replays(platform.db).insertOne({ _id: id, ...ref, url, created_at: clock.now(), state: 'pending' })
   try {

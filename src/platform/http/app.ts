@@ -54,8 +54,11 @@ function answerError(ctx: Context, thrown: any): void {
     ctx.body = { error: 'Internal server error' }
     ctx.state.error = err
   }
-  // The driver's error, not the 503 made of it: the log says why.
-  if (ctx.status >= 500) logger.error({ reqId: ctx.state.reqId, err: thrown?.stack ?? String(thrown) }, 'request failed')
+  // The driver's error, not the 503 made of it: the log says why. A 503 the code chose to answer
+  // (no worker yet, too busy, Redis down at enqueue) is no fault of this process: the access log has it.
+  if (ctx.status >= 500 && !(thrown instanceof HttpError && thrown.status === 503)) {
+    logger[ctx.status === 503 ? 'warn' : 'error']({ reqId: ctx.state.reqId, err: thrown?.stack ?? String(thrown) }, 'request failed')
+  }
 }
 
 async function errors(ctx: Context, next: Next) {
@@ -85,7 +88,9 @@ function startRequest(ctx: Context, service: string): string {
 function finishRequest(ctx: Context, service: string, started: number): void {
   const ms = performance.now() - started
   for (const h of requestHooks) h(ctx, ms)
-  const level = ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
+  // A 503 is a deliberate answer (not ready yet, no worker, too busy, a store down: each logged where
+  // it is found), so it is no error of this request; a 500 is, and the other 5xx are worth a look.
+  const level = ctx.status === 503 ? 'info' : ctx.status >= 500 ? 'error' : ctx.status >= 400 ? 'info' : 'debug'
   // Building the record costs on every request; skip it when the level is off (the usual case for 2xx).
   if (logger.isLevelEnabled(level)) {
     logger[level]({ service, reqId: ctx.state.reqId, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, ms: Math.round(ms) }, 'request')

@@ -22,6 +22,7 @@ export const gatewayTimeout = (msg: string) => new HttpError(504, msg)
 export const notFound = (msg = 'Not found') => new HttpError(404, msg)
 export const conflict = (msg: string) => new HttpError(409, msg)
 export const forbidden = (msg: string) => new HttpError(403, msg)
-export const unavailable = (msg = 'Service temporarily unavailable, please retry') => new HttpError(503, msg, { 'Retry-After': '5' })
+export const unavailable = (msg = 'Service temporarily unavailable, please retry', retryAfterSec = 5) =>
+  new HttpError(503, msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) })
 export const tooMany = (msg: string, retryAfterSec: number) =>
   new HttpError(429, msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) })

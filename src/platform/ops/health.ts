@@ -1,12 +1,14 @@
 // Liveness and readiness. /healthz: the process answers. /readyz: this process can WRITE to
-// MongoDB and Redis, the job schedulers exist (a worker has started at least once), and the
-// process is not draining. Writes, not pings: a master demoted by a failover still answers PING
+// MongoDB and Redis, the job schedulers exist (a worker has started at least once), a live worker
+// consumes every queue this service's requests wait on (consumers.ts: after a restart the
+// schedulers are still in Redis while no worker runs yet), and the process is not draining. Writes, not pings: a master demoted by a failover still answers PING
 // (and reads) but refuses every write with READONLY, and a process stuck on it must say so.
 import { hostname } from 'node:os'
 import type { JobDefinition } from '../job.ts'
 import { randomId } from '../ids.ts'
 import { isClusterUrl } from '../redis-target.ts'
 import type { Platform } from '../platform.ts'
+import { readConsumers } from '../consumers.ts'
 import { isDraining } from './lifecycle.ts'
 
 const CHECK_TIMEOUT_MS = 2_000
@@ -30,11 +32,12 @@ async function check(fn: () => Promise<unknown>): Promise<CheckResult> {
 
 export interface Readiness {
   ready: boolean
-  checks: Record<'mongo' | 'redis' | 'schedulers' | 'accepting', CheckResult>
+  checks: Record<'mongo' | 'redis' | 'schedulers' | 'workers' | 'accepting', CheckResult>
 }
 
-export async function readiness(platform: Platform, jobs: JobDefinition[]): Promise<Readiness> {
-  const [mongo, redis, schedulers] = await Promise.all([
+/** `awaits`: the queues whose jobs this service's requests wait for (ServiceDef.awaits). */
+export async function readiness(platform: Platform, jobs: JobDefinition[], awaits: string[] = []): Promise<Readiness> {
+  const [mongo, redis, schedulers, workers] = await Promise.all([
     check(() => platform.db.collection('ops_readiness').updateOne({ _id: PROBE_ID as never }, { $set: { at: new Date() } }, { upsert: true })),
     check(async () => {
       // On a cluster, one probe key per queue's hash tag: every shard this process's queues use.
@@ -50,8 +53,14 @@ export async function readiness(platform: Platform, jobs: JobDefinition[]): Prom
       }
       if (missing.length) throw new Error(`not registered yet: ${missing.join(', ')} (start a worker)`)
     }),
+    check(async () => {
+      // A fresh read, not the request path's cache: a probe is rare and must be exact.
+      const idle: string[] = []
+      for (const q of awaits) if ((await readConsumers(platform, q)).workers === 0) idle.push(q)
+      if (idle.length) throw new Error(`no worker is consuming ${idle.join(', ')} (requests that wait on it get 503)`)
+    }),
   ])
   const accepting = isDraining() ? 'failed: shutting down' : 'ok'
-  const checks = { mongo, redis, schedulers, accepting }
+  const checks = { mongo, redis, schedulers, workers, accepting }
   return { ready: Object.values(checks).every((c) => c === 'ok'), checks }
 }

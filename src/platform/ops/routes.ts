@@ -21,6 +21,8 @@ export interface OpsOptions {
   jobs: JobDefinition[]
   /** API services get docs and the dashboard; a worker process only health and metrics. */
   api?: { basePath: string }
+  /** Queues whose jobs this service's requests wait for: /readyz needs a live worker on each. */
+  awaits?: string[]
 }
 
 function opsRouter(platform: Platform, app: Koa, opts: OpsOptions): Router {
@@ -30,7 +32,7 @@ function opsRouter(platform: Platform, app: Koa, opts: OpsOptions): Router {
     ctx.body = { status: 'ok' }
   })
   router.get('/readyz', async (ctx) => {
-    const r = await readiness(platform, opts.jobs)
+    const r = await readiness(platform, opts.jobs, opts.awaits)
     ctx.set('Cache-Control', 'no-store')
     ctx.status = r.ready ? 200 : 503
     ctx.body = { status: r.ready ? 'ready' : 'not ready', checks: r.checks }
