@@ -8,9 +8,14 @@
 // its field counts no more after HEARTBEAT_TTL_MS.
 import { randomId } from './ids.ts'
 import { logger } from './logger.ts'
-import type { Platform } from './platform.ts'
 import type { QueueRegistry } from './queues.ts'
 import type { RedisClient } from './redis.ts'
+
+/** What reading and beating need of the platform (not the platform itself, which holds a ConsumerWatch). */
+export interface ConsumerStores {
+  redis: RedisClient
+  queues: QueueRegistry
+}
 
 /** How often a worker process beats, and how long a beat counts (a few missed beats survive a busy machine). */
 export const HEARTBEAT_MS = 2_000
@@ -56,7 +61,7 @@ export interface QueueConsumers {
 const NONE: QueueConsumers = { workers: 0, concurrency: 0, avgJobMs: 0 }
 
 /** One fresh read of a queue's live consumers from Redis. */
-export async function readConsumers(platform: Platform, queue: string): Promise<QueueConsumers> {
+export async function readConsumers(platform: ConsumerStores, queue: string): Promise<QueueConsumers> {
   const live = (await platform.redis.eval(READ, 1, consumersKey(platform.queues, queue))) as string[]
   let concurrency = 0
   let weighted = 0
@@ -80,7 +85,7 @@ export interface Heartbeat {
 }
 
 /** Beat for these queues (with the concurrency this process runs each at) until stopped. */
-export function startHeartbeat(platform: Platform, queues: { queue: string; concurrency: number }[]): Heartbeat {
+export function startHeartbeat(platform: ConsumerStores, queues: { queue: string; concurrency: number }[]): Heartbeat {
   const id = `${process.pid}:${randomId().slice(0, 8)}`
   const avg = new Map<string, number>()
   const redis: RedisClient = platform.redis
@@ -123,7 +128,7 @@ export class ConsumerWatch {
   private timer: NodeJS.Timeout | null = null
   private refreshing: Promise<void> | null = null
 
-  constructor(private readonly platform: () => Platform) {}
+  constructor(private readonly platform: () => ConsumerStores) {}
 
   watch(queue: string): void {
     this.watched.add(queue)
