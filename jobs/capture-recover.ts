@@ -1,8 +1,8 @@
 // capture-recover: bulk recovery of an endpoint's dead-lettered forwards since a time
-// (src/webhooks/recover.ts); progress is in the recovery document.
+// (src/webhooks/forward/dead-letter-recovery.ts); progress is in the recovery document.
 import { defineJob } from '../src/platform/job.ts'
 import { captureRecoverContract } from '../src/webhooks/job-contracts.ts'
-import { runRecovery } from '../src/webhooks/recover.ts'
+import { runRecovery } from '../src/webhooks/forward/dead-letter-recovery.ts'
 
 export const captureRecoverJob = defineJob(captureRecoverContract, {
   concurrency: 2,

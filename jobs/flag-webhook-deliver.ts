@@ -3,7 +3,7 @@
 // malformed URL fails at once; after the last attempt the delivery is `failed` until POST …/retry.
 import { defineJob, PermanentJobError } from '../src/platform/job.ts'
 import { flagWebhookDeliverContract } from '../src/flags/job-contracts.ts'
-import { deliverOne } from '../src/flags/webhook-delivery.ts'
+import { deliverOne } from '../src/flags/changes/change-hook-delivery.ts'
 
 export const flagWebhookDeliverJob = defineJob(flagWebhookDeliverContract, {
   concurrency: 10,

@@ -2,7 +2,7 @@
 // worker slots of their own; both share the process's render threads.
 import { defineJob } from '../src/platform/job.ts'
 import { invoiceBatchRenderContract } from '../src/invoice/job-contracts.ts'
-import { renderBatchChunk } from '../src/invoice/render-batch-chunk.ts'
+import { renderBatchChunk } from '../src/invoice/batch/render-batch-chunk.ts'
 
 export const invoiceBatchRenderJob = defineJob(invoiceBatchRenderContract, {
   // One chunk per render thread keeps every thread busy, plus one to render while another chunk stores.

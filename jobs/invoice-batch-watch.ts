@@ -3,7 +3,7 @@
 // Between looks the job waits as a delayed job, so watching holds no worker slot.
 import { DelayedError } from 'bullmq'
 import { defineJob } from '../src/platform/job.ts'
-import { advanceBatch } from '../src/invoice/batch-progress.ts'
+import { advanceBatch } from '../src/invoice/batch/batch-progress.ts'
 import { BATCH_WATCH_INTERVAL_MS, invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
 
 export const invoiceBatchWatchJob = defineJob(invoiceBatchWatchContract, {

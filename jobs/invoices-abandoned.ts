@@ -7,7 +7,7 @@ import { clock } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/job.ts'
 import { RENDER_TIMEOUT_MESSAGE } from '../src/invoice/await-invoice.ts'
 import { invoicesAbandonedContract } from '../src/invoice/job-contracts.ts'
-import { failAbandoned } from '../src/invoice/store.ts'
+import { failAbandoned } from '../src/invoice/store/invoice-store.ts'
 
 export const invoicesAbandonedJob = defineJob(invoicesAbandonedContract, {
   scheduler: { id: 'invoices-abandoned', every: 30_000, payload: {} },

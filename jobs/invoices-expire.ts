@@ -4,9 +4,9 @@
 // already stored. Idempotent.
 import { clock } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/job.ts'
-import { deleteBatchesBefore } from '../src/invoice/batch-store.ts'
+import { deleteBatchesBefore } from '../src/invoice/batch/batch-store.ts'
 import { deleteExpiredKeys } from '../src/invoice/idempotency.ts'
-import { deleteExpiredInvoices } from '../src/invoice/store.ts'
+import { deleteExpiredInvoices } from '../src/invoice/store/invoice-store.ts'
 import { invoicesExpireContract } from '../src/invoice/job-contracts.ts'
 
 export const invoicesExpireJob = defineJob(invoicesExpireContract, {

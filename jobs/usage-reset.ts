@@ -3,7 +3,7 @@
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/job.ts'
 import { usageResetContract } from '../src/invoice/job-contracts.ts'
-import { pruneBefore } from '../src/invoice/quota.ts'
+import { pruneBefore } from '../src/invoice/store/quota-store.ts'
 
 export const usageResetJob = defineJob(usageResetContract, {
   scheduler: { id: 'usage-reset-monthly', pattern: '0 0 1 * *', payload: {} },

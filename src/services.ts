@@ -2,7 +2,7 @@
 import { accountIndexes } from './platform/accounts.ts'
 import type { IndexSpec } from './platform/mongo.ts'
 import { outboxIndexes } from './platform/outbox.ts'
-import { billingIndexes } from './platform/billing/store.ts'
+import { billingIndexes } from './platform/billing/billing-store.ts'
 import type { ServiceDef } from './platform/service.ts'
 import { invoiceService } from './invoice/service.ts'
 import { flagsService } from './flags/service.ts'

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict'
 import getPort from 'get-port'
 import Stripe from 'stripe'
-import { parseStripeForm } from '../src/platform/billing/simulator/form.ts'
-import { startStripeSimulator, type StripeSimulator } from '../src/platform/billing/simulator/server.ts'
+import { parseStripeForm } from '../src/platform/embedded/stripe-simulator/form.ts'
+import { startStripeSimulator, type StripeSimulator } from '../src/platform/embedded/stripe-simulator/server.ts'
 import { loadConfig } from '../src/platform/config.ts'
 import { ensureInfra } from '../src/platform/embedded/index.ts'
 

@@ -4,7 +4,7 @@
 // one that stops is a failure here, not a skipped test.
 import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
-import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/billing/plans.ts'
+import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/plans.ts'
 import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './helpers/billing.ts'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'

@@ -3,8 +3,8 @@
 // their definitions, and cost-ordered conditions against every order of the same conditions.
 import assert from 'node:assert/strict'
 import { RE2JS } from 're2js'
-import { compileFlag, normalizeContext, type Condition, type FlagDefinition } from '../src/flags/rules.ts'
-import { anchoredLiteral } from '../src/flags/operators.ts'
+import { compileFlag, normalizeContext, type Condition, type FlagDefinition } from '../src/flags/engine/rules.ts'
+import { anchoredLiteral } from '../src/flags/engine/operators.ts'
 
 const holds = (c: Condition, o: Record<string, unknown>) => {
   const def: FlagDefinition = { key: 'f', enabled: true, type: 'boolean', default_value: false, rules: [{ conditions: [c], value: true }] }

@@ -1,7 +1,7 @@
 // The evaluate hot path's hand-written body check must accept exactly what the zod schema accepts
 // (rejected bodies then get the schema's own message): checked side by side on edge cases.
 import assert from 'node:assert/strict'
-import { checkEvaluateBody, evaluateBodySchema, MAX_CONTEXT_ATTRIBUTES, MAX_EVAL_FLAGS } from '../src/flags/evaluate-schema.ts'
+import { checkEvaluateBody, evaluateBodySchema, MAX_CONTEXT_ATTRIBUTES, MAX_EVAL_FLAGS } from '../src/flags/sdk/evaluate-schema.ts'
 
 const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, i]))
 

@@ -8,7 +8,7 @@ import getPort from 'get-port'
 import { gzipSync } from 'node:zlib'
 import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
-import { bucketOf } from '../src/flags/percent-bucket.ts'
+import { bucketOf } from '../src/flags/engine/percent-bucket.ts'
 import { startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 

@@ -4,12 +4,12 @@
 // no-op changes record nothing; tenant isolation; bad query input; entries of a request that died
 // settled by the sweep; retention by plan.
 import assert from 'node:assert/strict'
-import { sweepHistory } from '../src/flags/history-sweep.ts'
-import { recordChange } from '../src/flags/audit.ts'
-import { history, insertPending } from '../src/flags/history-store.ts'
-import { flagState } from '../src/flags/change-state.ts'
-import { getProject } from '../src/flags/project-store.ts'
-import { updateFlag } from '../src/flags/flag-store.ts'
+import { sweepHistory } from '../src/flags/changes/history-sweep.ts'
+import { recordChange } from '../src/flags/changes/audit.ts'
+import { history, insertPending } from '../src/flags/changes/history-store.ts'
+import { flagState } from '../src/flags/changes/change-state.ts'
+import { getProject } from '../src/flags/store/project-store.ts'
+import { updateFlag } from '../src/flags/store/flag-store.ts'
 import { clock } from '../src/platform/clock.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict'
 import murmurhash from 'murmurhash'
 import { clock } from '../src/platform/clock.ts'
-import { compileFlag, normalizeContext, type Condition, type FlagDefinition, type Rule } from '../src/flags/rules.ts'
-import { compileSplit, type Variant } from '../src/flags/variants.ts'
+import { compileFlag, normalizeContext, type Condition, type FlagDefinition, type Rule } from '../src/flags/engine/rules.ts'
+import { compileSplit, type Variant } from '../src/flags/engine/variants.ts'
 
 const flag = (rules: Rule[], extra: Partial<FlagDefinition> = {}): FlagDefinition => ({ key: 'checkout', enabled: true, type: 'boolean', default_value: false, rules, ...extra })
 const holds = (c: Condition, o: Record<string, unknown>) => compileFlag(flag([{ conditions: [c], value: true }])).evaluate(normalizeContext(o)).value === true

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import murmurhash from 'murmurhash'
-import { bucketBasisPoints, bucketOf, inRollout, murmur3, rolloutBuckets } from '../src/flags/percent-bucket.ts'
+import { bucketBasisPoints, bucketOf, inRollout, murmur3, rolloutBuckets } from '../src/flags/engine/percent-bucket.ts'
 import {
   compileFlag,
   evaluateFlag,
@@ -12,7 +12,7 @@ import {
   type Condition,
   type FlagDefinition,
   type Rule,
-} from '../src/flags/rules.ts'
+} from '../src/flags/engine/rules.ts'
 
 const flag = (rules: Rule[], extra: Partial<FlagDefinition> = {}): FlagDefinition => ({
   key: 'checkout',

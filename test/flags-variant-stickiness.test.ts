@@ -4,11 +4,11 @@
 // any number of changes; splits stored before allocations keep every assignment. Over HTTP: the
 // buckets are stored on write, never shown, and a rule inserted in front keeps its split's users.
 import assert from 'node:assert/strict'
-import { normalizeContext } from '../src/flags/rules.ts'
-import { compileSplit, type Variant } from '../src/flags/variants.ts'
-import { reallocate } from '../src/flags/variant-allocation.ts'
-import { compileFlag } from '../src/flags/rules.ts'
-import { definitionOf, getFlag } from '../src/flags/flag-store.ts'
+import { normalizeContext } from '../src/flags/engine/rules.ts'
+import { compileSplit, type Variant } from '../src/flags/engine/variants.ts'
+import { reallocate } from '../src/flags/engine/variant-allocation.ts'
+import { compileFlag } from '../src/flags/engine/rules.ts'
+import { definitionOf, getFlag } from '../src/flags/store/flag-store.ts'
 import { call, get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 

@@ -5,8 +5,8 @@
 // (private addresses refused when private targets are not allowed) and bad input.
 import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
-import { commitEntry, getEntry, insertPending } from '../src/flags/history-store.ts'
-import { sweepHistory } from '../src/flags/history-sweep.ts'
+import { commitEntry, getEntry, insertPending } from '../src/flags/changes/history-store.ts'
+import { sweepHistory } from '../src/flags/changes/history-sweep.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'

@@ -2,7 +2,7 @@
 // messages, and a table of bad input that must answer a clear 4xx JSON error and change nothing.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { invoiceSlots } from '../src/invoice/store.ts'
+import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { assertJsonError, call, get, post, type Res } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 import { sha256 } from '../src/platform/ids.ts'

@@ -1,4 +1,4 @@
-// One invoice-batch-render job's work (src/invoice/render-batch-chunk.ts), run directly against
+// One invoice-batch-render job's work (src/invoice/batch/render-batch-chunk.ts), run directly against
 // the embedded engine: a chunk renders exactly its range of rows, stores each PDF where
 // GET /invoices/{id} finds it, skips rows already done when it runs again, and replaces a PDF
 // left behind by an earlier attempt that died before marking its rows done. A row that cannot be
@@ -10,9 +10,9 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { pdfText } from './helpers/pdf.ts'
 import { account, rows, submit, usage } from './helpers/invoice-batch.ts'
-import { renderBatchChunk } from '../src/invoice/render-batch-chunk.ts'
-import { insertPdfs, pdfs } from '../src/invoice/pdf-store.ts'
-import { invoices } from '../src/invoice/store.ts'
+import { renderBatchChunk } from '../src/invoice/batch/render-batch-chunk.ts'
+import { insertPdfs, pdfs } from '../src/invoice/store/pdf-store.ts'
+import { invoices } from '../src/invoice/store/invoice-store.ts'
 
 describe('invoice batches: rendering one chunk of rows', () => {
   let sys: TestSystem

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { invoiceSlots } from '../src/invoice/store.ts'
+import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { call, get } from './helpers/http.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
-import { pdfs } from '../src/invoice/pdf-store.ts'
+import { pdfs } from '../src/invoice/store/pdf-store.ts'
 import { account, row, rows, submit, submitNdjson, unzip, usage, waitFinished } from './helpers/invoice-batch.ts'
 
 describe('invoice batches: POST /invoices/batch, status, stored invoices, archive', () => {

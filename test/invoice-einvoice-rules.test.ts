@@ -3,14 +3,14 @@
 // broken in just that way), and the terms each format requires (einvoice-requirements.ts).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { renderEInvoice } from '../src/invoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/render.ts'
-import { buildEInvoice } from '../src/invoice/einvoice-model.ts'
-import { businessRuleViolations } from '../src/invoice/einvoice-rules.ts'
-import { formatProblems, rateProblems } from '../src/invoice/einvoice-requirements.ts'
-import { invoiceBodySchema } from '../src/invoice/schema.ts'
-import { computeVat } from '../src/invoice/vat.ts'
-import { computeTotals } from '../src/invoice/money.ts'
+import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { buildEInvoice } from '../src/invoice/einvoice/einvoice-model.ts'
+import { businessRuleViolations } from '../src/invoice/einvoice/einvoice-rules.ts'
+import { formatProblems, rateProblems } from '../src/invoice/model/einvoice-requirements.ts'
+import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
+import { computeVat } from '../src/invoice/model/vat.ts'
+import { computeTotals } from '../src/invoice/model/money.ts'
 import { CII_XSD, fullRequest, pdfAttachments, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
 
 const model = (extra: Record<string, unknown> = {}) => {

@@ -1,14 +1,14 @@
 // E-invoice XML is written by fast-xml-parser's builder instead of the e-invoice library's own
-// xmlbuilder2 DOM (src/invoice/einvoice-render.ts, for speed). The two must write the same XML
+// xmlbuilder2 DOM (src/invoice/einvoice/einvoice-render.ts, for speed). The two must write the same XML
 // document: the canonical forms (xmllint --c14n) of both are compared for varied invoices in every
 // XML format, including the CII inside Factur-X, text that needs escaping, credit notes, several
 // rates, a discount, a non-EUR currency without minor units.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { FormatFactoryService } from '@e-invoice-eu/core'
-import { libraryRenderXML, renderEInvoice } from '../src/invoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/render.ts'
-import { invoiceBodySchema } from '../src/invoice/schema.ts'
+import { libraryRenderXML, renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { CII_XSD, fullRequest, pdfAttachments, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
 
 const c14n = (xml: Buffer) => execFileSync('xmllint', ['--c14n', '-'], { input: xml }).toString('utf8')

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { XMLParser } from 'fast-xml-parser'
-import { libraryAddMetadata, renderEInvoice } from '../src/invoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/render.ts'
-import { invoiceBodySchema } from '../src/invoice/schema.ts'
+import { libraryAddMetadata, renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { FormatFactoryService } from '@e-invoice-eu/core'
 import { fullRequest, pdfXmp } from './helpers/einvoice.ts'
 

@@ -1,10 +1,10 @@
 // Fonts embedded in invoice PDFs are parsed once per render thread and shared by every document
-// (src/invoice/font-cache.ts): the documents use the shared font, and each still embeds only the
+// (src/invoice/pdf/font-cache.ts): the documents use the shared font, and each still embeds only the
 // glyphs it prints (its own subset), so what one invoice prints never leaks into another.
 import assert from 'node:assert/strict'
-import { sharedFontReuses, sharedLayoutWords } from '../src/invoice/font-cache.ts'
-import { renderInvoicePdf } from '../src/invoice/render.ts'
-import { invoiceBodySchema } from '../src/invoice/schema.ts'
+import { sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/font-cache.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { pdfFonts } from './helpers/einvoice.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { invoiceSlots } from '../src/invoice/store.ts'
+import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { call, get } from './helpers/http.ts'
 import { rawRequest } from './helpers/raw-http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'

@@ -2,7 +2,7 @@
 // number of simultaneous requests through; X-Forwarded-For counts only when TRUST_PROXY=true.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { invoiceSlots } from '../src/invoice/store.ts'
+import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { get, post } from './helpers/http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 

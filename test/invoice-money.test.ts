@@ -1,8 +1,8 @@
-// Invoice arithmetic (src/invoice/money.ts): exact decimals, half-up rounding, tax on the discounted
+// Invoice arithmetic (src/invoice/model/money.ts): exact decimals, half-up rounding, tax on the discounted
 // subtotal, and formatting. A property test compares lines with an independent digit-based rounding.
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { computeTotals, formatCents, formatMoney, formatQuantity, formatUnitPrice, toCents } from '../src/invoice/money.ts'
+import { computeTotals, formatCents, formatMoney, formatQuantity, formatUnitPrice, toCents } from '../src/invoice/model/money.ts'
 
 /** Reference: round-half-up of (mq/10^sq × mp/10^sp) in cents, by looking at the first dropped digit. */
 function referenceCents(mq: bigint, sq: number, mp: bigint, sp: number): bigint {

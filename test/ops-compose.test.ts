@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { JOBS } from '../jobs/index.ts'
 import { parseCommand } from '../src/main.ts'
-import { PRICES_USD, type Service } from '../src/platform/billing/plans.ts'
+import { PRICES_USD, type Service } from '../src/platform/plans.ts'
 import { loadConfig } from '../src/platform/config.ts'
 import { SERVICES } from '../src/services.ts'
 

@@ -8,7 +8,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import getPort from 'get-port'
-import { DEMO_RATE_MESSAGE } from '../src/invoice/routes.ts'
+import { DEMO_RATE_MESSAGE } from '../src/invoice/invoice-routes.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 

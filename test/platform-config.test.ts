@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { loadConfig } from '../src/platform/config.ts'
-import { forwardLeaseMs } from '../src/webhooks/forward-claim.ts'
+import { forwardLeaseMs } from '../src/webhooks/forward/forward-claim.ts'
 
 describe('platform: config', () => {
   const bad: [string, Record<string, string>][] = [

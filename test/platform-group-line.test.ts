@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { MongoClient, type Db } from 'mongodb'
 import { groupLine } from '../src/platform/group-line.ts'
-import { endpoints, takeRequestIds, type EndpointDoc } from '../src/webhooks/endpoints.ts'
-import { takeDailyRequests, usedToday } from '../src/webhooks/limits.ts'
+import { endpoints, takeRequestIds, type EndpointDoc } from '../src/webhooks/store/endpoint-store.ts'
+import { takeDailyRequests, usedToday } from '../src/webhooks/store/limit-store.ts'
 
 describe('platform: group-committed counter writes', () => {
   let client: MongoClient

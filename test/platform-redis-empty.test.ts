@@ -7,7 +7,7 @@ import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/r
 import { outboxSweepContract } from '../src/platform/outbox.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
-import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { JOBS } from '../jobs/index.ts'
 import { startWorkers } from '../workers/main.ts'
 import { QueueName } from './helpers/queue-names.ts'

@@ -11,7 +11,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { account, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
-import { getInvoice, invoiceSlots } from '../src/invoice/store.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 
 describe('platform: Redis behind Sentinel, through a failover', () => {
   let sen: TestSentinel

@@ -3,7 +3,7 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
 import { findAccountByKey } from '../src/platform/accounts.ts'
-import { captures } from '../src/webhooks/captures.ts'
+import { captures } from '../src/webhooks/store/capture-store.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
 
 describe('webhooks: management API', () => {

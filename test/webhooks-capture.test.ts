@@ -5,8 +5,8 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get } from './helpers/http.ts'
 import { rawRequest } from './helpers/raw-http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
-import { captureCollection, captureKey } from '../src/webhooks/captures.ts'
-import { endpoints } from '../src/webhooks/endpoints.ts'
+import { captureCollection, captureKey } from '../src/webhooks/store/capture-store.ts'
+import { endpoints } from '../src/webhooks/store/endpoint-store.ts'
 
 describe('webhooks: capture', () => {
   let sys: TestSystem

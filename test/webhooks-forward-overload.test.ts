@@ -1,15 +1,15 @@
 // Forwarding with the CPU saturated by another process: a job whose BullMQ lock is lost while its
 // attempt is in flight is re-run, and the re-run must not send again (the attempt's claim,
-// src/webhooks/forward-claim.ts); a run that died holding the claim is taken over after its
+// src/webhooks/forward/forward-claim.ts); a run that died holding the claim is taken over after its
 // lease and sends again exactly once. The lock loss is made deterministic by deleting the lock
 // key in Redis — what an expired lock is — instead of hoping the load starves the renewal.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { ServerResponse } from 'node:http'
 import { Job } from 'bullmq'
-import { attemptCollection } from '../src/webhooks/captures.ts'
-import { forwardClaims } from '../src/webhooks/forward-claim.ts'
-import { DELIVERY_ID_HEADER } from '../src/webhooks/forward.ts'
+import { attemptCollection } from '../src/webhooks/store/capture-store.ts'
+import { forwardClaims } from '../src/webhooks/forward/forward-claim.ts'
+import { DELIVERY_ID_HEADER } from '../src/webhooks/forward/forward.ts'
 import { startWorkers } from '../workers/main.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
-import { deliveryId } from '../src/webhooks/forward.ts'
+import { deliveryId } from '../src/webhooks/forward/forward.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
 describe('webhooks: forwarding and replay', () => {

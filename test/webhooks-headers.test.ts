@@ -3,7 +3,7 @@
 // (fetch would always put its own headers last): one ends with Content-Type as curl does, one
 // with Authorization, one sends a chunked body, one has no body at all.
 import assert from 'node:assert/strict'
-import { DELIVERY_ID_HEADER, deliveryId } from '../src/webhooks/forward.ts'
+import { DELIVERY_ID_HEADER, deliveryId } from '../src/webhooks/forward/forward.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { rawRequest } from './helpers/raw-http.ts'

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
-import { inspectCsp } from '../src/webhooks/inspect.ts'
+import { inspectCsp } from '../src/webhooks/inspect-routes.ts'
 import { launchChromium } from './helpers/browser.ts'
 
 describe('webhooks: inspection page (Debian chromium)', function () {

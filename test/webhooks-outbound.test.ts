@@ -1,9 +1,9 @@
-// The request rebuild behind forward and replay (src/webhooks/outbound.ts), as known answers:
+// The request rebuild behind forward and replay (src/webhooks/forward/outbound.ts), as known answers:
 // which headers go (every end-to-end one, in order and casing) and which do not (hop-by-hop),
 // where Host and Content-Length come from, and the target URL. webhooks-headers.test.ts checks
 // the same end to end on real sockets; this file is what mutation testing runs (no stores).
 import assert from 'node:assert/strict'
-import { outboundHeaders, targetUrl } from '../src/webhooks/outbound.ts'
+import { outboundHeaders, targetUrl } from '../src/webhooks/forward/outbound.ts'
 
 describe('webhooks: outbound request rebuild', () => {
   const target = new URL('http://127.0.0.1:9000/in')

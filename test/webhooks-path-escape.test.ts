@@ -8,9 +8,9 @@ import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { rawRequest } from './helpers/raw-http.ts'
 import { api, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
-import { climbsAboveRoot, SubPathEscapeError, targetUrl } from '../src/webhooks/outbound.ts'
+import { climbsAboveRoot, SubPathEscapeError, targetUrl } from '../src/webhooks/forward/outbound.ts'
 import { deliverLocally } from '../scripts/listen/deliver.ts'
-import { deliveryId } from '../src/webhooks/forward.ts'
+import { deliveryId } from '../src/webhooks/forward/forward.ts'
 
 const ESCAPES = [
   '/i/../../admin',

@@ -4,7 +4,7 @@
 // webhooks-forward.test.ts.
 import assert from 'node:assert/strict'
 import { QueueName } from './helpers/queue-names.ts'
-import { replays } from '../src/webhooks/replays.ts'
+import { replays } from '../src/webhooks/store/replay-store.ts'
 import { call } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'

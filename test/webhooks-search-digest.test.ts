@@ -3,8 +3,8 @@
 // span rules out blocks outside since/until, and a block with too much body text keeps a digest
 // that still rules out by the other filters but never by text.
 import assert from 'node:assert/strict'
-import { buildDigest, digestMayHold } from '../src/webhooks/search-digest.ts'
-import type { SearchQuery } from '../src/webhooks/search.ts'
+import { buildDigest, digestMayHold } from '../src/webhooks/search/search-digest.ts'
+import type { SearchQuery } from '../src/webhooks/search/search.ts'
 
 const T0 = Date.parse('2026-11-20T10:00:00Z')
 function doc(n: number, bodyChars = 200) {

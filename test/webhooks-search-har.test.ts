@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'
-import { captureCollection } from '../src/webhooks/captures.ts'
+import { captureCollection } from '../src/webhooks/store/capture-store.ts'
 
 const require = createRequire(import.meta.url)
 

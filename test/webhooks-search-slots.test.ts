@@ -6,8 +6,8 @@
 // blocks are built and prune (search-digest.ts).
 import assert from 'node:assert/strict'
 import { clock } from '../src/platform/clock.ts'
-import { CAPTURE_BLOCK, captures, type CaptureDoc } from '../src/webhooks/captures.ts'
-import { digestCache, SEALED_AFTER_MS } from '../src/webhooks/search-digest.ts'
+import { CAPTURE_BLOCK, captures, type CaptureDoc } from '../src/webhooks/store/capture-store.ts'
+import { digestCache, SEALED_AFTER_MS } from '../src/webhooks/search/search-digest.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup } from './helpers/webhooks.ts'

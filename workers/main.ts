@@ -7,8 +7,8 @@ import type { Platform } from '../src/platform/platform.ts'
 import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
 import { startHeartbeat } from '../src/platform/consumers.ts'
 import { startSelfHeal } from '../src/platform/self-heal.ts'
-import { RECOVERIES } from '../jobs/recoveries.ts'
-import { closeRenderPool } from '../src/invoice/render-pool.ts'
+import { REQUEUES } from '../jobs/requeues.ts'
+import { closeRenderPool } from '../src/invoice/pdf/render-pool.ts'
 import { logger } from '../src/platform/logger.ts'
 
 export interface WorkerOptions {
@@ -42,7 +42,7 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   const heartbeat = startHeartbeat(platform, workers.map((w) => ({ queue: w.queue, concurrency: w.worker.opts.concurrency ?? 1 })))
   const unhook = onJobProcessed((queue, _job, _outcome, ms) => heartbeat.jobDone(queue, ms))
   const chosen = JOBS.filter((j) => wanted.includes(j.queue))
-  const heal = startSelfHeal(platform, { jobs: chosen, recoveries: RECOVERIES, upsertScheduler: (def) => upsertScheduler(platform, def) })
+  const heal = startSelfHeal(platform, { jobs: chosen, recoveries: REQUEUES, upsertScheduler: (def) => upsertScheduler(platform, def) })
   void heal.check()
   logger.info({ queues: workers.map((w) => w.queue), concurrency: opts.concurrency ?? 'per job' }, 'workers started')
   return {

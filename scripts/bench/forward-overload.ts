@@ -33,7 +33,7 @@ import { createPlatform } from '../../src/platform/platform.ts'
 import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { captureForwardContract } from '../../src/webhooks/job-contracts.ts'
-import { attemptCollection } from '../../src/webhooks/captures.ts'
+import { attemptCollection } from '../../src/webhooks/store/capture-store.ts'
 import { runBench } from './lib/run.ts'
 
 const { values } = parseArgs({

@@ -1,10 +1,10 @@
 // Re-sends one captured request to the local URL byte-exact: same method, sub-path and query
 // appended to --forward-to, the raw header list in arrival order minus hop-by-hop headers (the
-// rules forwards use, src/webhooks/outbound.ts), and the exact body bytes. No SSRF guard here:
+// rules forwards use, src/webhooks/forward/outbound.ts), and the exact body bytes. No SSRF guard here:
 // this runs on the developer's own machine and its whole point is to reach localhost.
 import http from 'node:http'
 import https from 'node:https'
-import { outboundHeaders, SubPathEscapeError, targetUrl } from '../../src/webhooks/outbound.ts'
+import { outboundHeaders, SubPathEscapeError, targetUrl } from '../../src/webhooks/forward/outbound.ts'
 
 export interface LocalResult {
   url: string

@@ -7,7 +7,7 @@
 const GROUPS = {
   // Pure code: milliseconds per test, so every mutant runs both files.
   pure: {
-    mutate: ['src/invoice/money.ts', 'src/flags/rules.ts', 'src/flags/percent-bucket.ts'],
+    mutate: ['src/invoice/model/money.ts', 'src/flags/engine/rules.ts', 'src/flags/engine/percent-bucket.ts'],
     spec: ['test/invoice-money.test.ts', 'test/flags-rules.test.ts'],
     stores: false,
   },
@@ -17,14 +17,14 @@ const GROUPS = {
     stores: false,
   },
   outbound: {
-    mutate: ['src/webhooks/outbound.ts'],
+    mutate: ['src/webhooks/forward/outbound.ts'],
     // The known answers of the rebuild; webhooks-headers/-forward check it end to end but start
     // the whole service, which would make each mutant cost minutes here.
     spec: ['test/webhooks-outbound.test.ts'],
     stores: false,
   },
   quota: {
-    mutate: ['src/invoice/quota.ts'],
+    mutate: ['src/invoice/store/quota-store.ts'],
     spec: ['test/invoice-limits.test.ts', 'test/invoice-rollover.test.ts'],
     stores: true,
   },

@@ -6,20 +6,20 @@ import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
 import type { ServiceApp } from '../platform/service.ts'
-import { evaluateHotRoute } from './evaluate-fast-path.ts'
-import { evaluateRouter } from './evaluate-routes.ts'
-import { evaluationCors, isEvaluationPath } from './evaluation-cors.ts'
-import { FlagCache } from './flag-cache.ts'
-import { ofrepRouter } from './ofrep-routes.ts'
-import { flagsRouter } from './routes.ts'
+import { evaluateHotRoute } from './sdk/evaluate-fast-path.ts'
+import { evaluateRouter } from './sdk/evaluate-routes.ts'
+import { evaluationCors, isEvaluationPath } from './sdk/evaluation-cors.ts'
+import { FlagCache } from './sdk/flag-cache.ts'
+import { ofrepRouter } from './sdk/ofrep-routes.ts'
+import { flagsRouter } from './flag-routes.ts'
 import { segmentsRouter } from './segment-routes.ts'
 import { environmentsRouter } from './environment-routes.ts'
-import { evaluationGate } from './sdk-auth.ts'
+import { evaluationGate } from './sdk/sdk-auth.ts'
 import { historyRouter } from './history-routes.ts'
-import { webhooksRouter } from './webhook-routes.ts'
-import { ChangeHub } from './change-hub.ts'
-import { StreamSlots } from './stream-slots.ts'
-import { streamRouter } from './stream-routes.ts'
+import { changeHooksRouter } from './change-hook-routes.ts'
+import { ChangeHub } from './sdk/change-hub.ts'
+import { StreamSlots } from './sdk/stream-slots.ts'
+import { streamRouter } from './sdk/stream-routes.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
@@ -35,7 +35,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), webhooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
   return {

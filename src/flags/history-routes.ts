@@ -7,12 +7,12 @@ import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { atField, input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
-import { CHANGE_KINDS } from './change-state.ts'
-import { getFlag } from './flag-store.ts'
-import { entryView, listEntries, type HistoryDoc } from './history-store.ts'
-import { getProject } from './project-store.ts'
-import { projectParams } from './schema.ts'
-import { cursor, pageLimit } from './webhook-schema.ts'
+import { CHANGE_KINDS } from './changes/change-state.ts'
+import { getFlag } from './store/flag-store.ts'
+import { entryView, listEntries, type HistoryDoc } from './changes/history-store.ts'
+import { getProject } from './store/project-store.ts'
+import { projectParams } from './flag-schema.ts'
+import { cursor, pageLimit } from './change-hook-schema.ts'
 
 const TYPES = CHANGE_KINDS.flatMap((k) => (k === 'sdk_key' ? ['sdk_key.rotated'] : [`${k}.created`, `${k}.updated`, `${k}.deleted`]))
 

@@ -1,10 +1,10 @@
 // Every index the feature-flag service needs.
 import type { IndexSpec } from '../platform/mongo.ts'
-import { flagIndexes } from './flag-store.ts'
-import { projectIndexes } from './project-store.ts'
-import { segmentIndexes } from './segment-store.ts'
-import { historyIndexes } from './history-store.ts'
-import { deliveryIndexes } from './delivery-store.ts'
-import { webhookIndexes } from './webhook-store.ts'
+import { flagIndexes } from './store/flag-store.ts'
+import { projectIndexes } from './store/project-store.ts'
+import { segmentIndexes } from './store/segment-store.ts'
+import { historyIndexes } from './changes/history-store.ts'
+import { deliveryIndexes } from './changes/change-hook-delivery-store.ts'
+import { webhookIndexes } from './changes/change-hook-store.ts'
 
 export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes, ...segmentIndexes, ...historyIndexes, ...webhookIndexes, ...deliveryIndexes]

@@ -1,7 +1,7 @@
 // Flag-service plan limits added after the seed (segments and environments per project). Kept here rather than in
 // the platform's FLAGS_LIMITS, whose contents the seed's signup answer (`limits`) prints as they are.
 import { HttpError } from '../platform/http/errors.ts'
-import type { Plan } from '../platform/billing/plans.ts'
+import type { Plan } from '../platform/plans.ts'
 
 export const SEGMENT_LIMITS: Record<Plan, number> = { free: 5, starter: 25, pro: 100, business: 500 }
 

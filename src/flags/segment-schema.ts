@@ -1,7 +1,7 @@
 // Request schemas of the segment endpoints: a segment is a name, a description and the conditions
 // (the same operators as rules, operators.ts) that a rule referencing it also requires.
 import { z } from 'zod'
-import { conditionSchema, MAX_CONDITIONS, projectParams, segmentNameSchema } from './schema.ts'
+import { conditionSchema, MAX_CONDITIONS, projectParams, segmentNameSchema } from './flag-schema.ts'
 
 const description = z.string().max(500)
 const conditions = z.array(conditionSchema).min(1).max(MAX_CONDITIONS)

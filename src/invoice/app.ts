@@ -3,7 +3,7 @@ import { createServiceApp } from '../platform/service-app.ts'
 import type { Platform } from '../platform/platform.ts'
 import { statelessApp, type ServiceApp } from '../platform/service.ts'
 import { BATCH_PATH } from './batch-routes.ts'
-import { invoiceRouter } from './routes.ts'
+import { invoiceRouter } from './invoice-routes.ts'
 
 export function createInvoiceApp(platform: Platform): ServiceApp {
   // 1,000 line items of long text fit comfortably in 10 MB. Batches also come as NDJSON and

@@ -11,7 +11,7 @@ import { logger } from '../platform/logger.ts'
 import { clock } from '../platform/clock.ts'
 import type { Platform } from '../platform/platform.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
-import { getInvoice, markFailed, OPEN, pdfBytes, type InvoiceDoc } from './store.ts'
+import { getInvoice, markFailed, OPEN, pdfBytes, type InvoiceDoc } from './store/invoice-store.ts'
 
 const QUEUE = invoiceRenderContract.queue
 

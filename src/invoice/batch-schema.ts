@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { badRequest } from '../platform/http/errors.ts'
 import { parseAll } from '../platform/http/validate.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/safe-fetch.ts'
-import { invoiceBodySchema, type InvoiceRequest } from './schema.ts'
+import { invoiceBodySchema, type InvoiceRequest } from './invoice-schema.ts'
 
 export const MAX_BATCH_ROWS = 1_000
 /** Problems listed in a 400 (the first is also the `error` message). */

@@ -13,7 +13,7 @@ import { isDuplicateKey, type IndexSpec } from '../platform/mongo.ts'
 import { partitioned } from '../platform/partitioned.ts'
 import type { Platform } from '../platform/platform.ts'
 import { sendInvoiceFile } from './pdf-response.ts'
-import { invoices, pdfBytes } from './store.ts'
+import { invoices, pdfBytes } from './store/invoice-store.ts'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
 const POLL_MS = 100

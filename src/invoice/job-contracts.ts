@@ -2,7 +2,7 @@
 // the producers here (routes, batch progress) and the processors in jobs/.
 import { z } from 'zod'
 import { defineJobContract } from '../platform/job.ts'
-import { invoiceBodySchema } from './schema.ts'
+import { invoiceBodySchema } from './invoice-schema.ts'
 
 /** One single or demo invoice rendered into a PDF; the job id is the invoice id. */
 export const invoiceRenderContract = defineJobContract({

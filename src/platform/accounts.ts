@@ -3,7 +3,7 @@
 import type { Db } from 'mongodb'
 import { z } from 'zod'
 import { clock } from './clock.ts'
-import type { Plan, Service } from './billing/plans.ts'
+import type { Plan, Service } from './plans.ts'
 import { conflict } from './http/errors.ts'
 import { isDuplicateKey, type IndexSpec } from './mongo.ts'
 import { newApiKey, randomId, sha256 } from './ids.ts'

@@ -127,7 +127,7 @@ const schema = z.object({
   /** A forward attempt succeeds on a 2xx within this long. */
   WEBHOOK_FORWARD_TIMEOUT_MS: ms.default(10_000),
   /**
-   * Lease of a forward attempt's claim (src/webhooks/forward-claim.ts): a re-run of the attempt
+   * Lease of a forward attempt's claim (src/webhooks/forward/forward-claim.ts): a re-run of the attempt
    * waits this long for the first run's record before sending itself. Unset → the forward timeout
    * + 20 s. Must exceed the timeout.
    */

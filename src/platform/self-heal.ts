@@ -13,7 +13,7 @@ import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
 
 /** One kind of accepted work re-enqueued from MongoDB; returns how many jobs it (re-)enqueued. */
-export interface Recovery {
+export interface Requeue {
   name: string
   run(platform: Platform): Promise<number>
 }
@@ -28,7 +28,7 @@ export const SELF_HEAL_INTERVAL_MS = 5_000
 
 export function startSelfHeal(
   platform: Platform,
-  opts: { jobs: JobDefinition[]; recoveries: Recovery[]; upsertScheduler: (def: JobDefinition) => Promise<void>; everyMs?: number },
+  opts: { jobs: JobDefinition[]; recoveries: Requeue[]; upsertScheduler: (def: JobDefinition) => Promise<void>; everyMs?: number },
 ): SelfHeal {
   const log = logger.child({ part: 'self-heal' })
   const markers = [...new Set(opts.jobs.map((j) => platform.queues.prefixOf(j.queue)))].map((p) => `${p}:alive`)

@@ -4,8 +4,8 @@
 // left unparsed here, next to the routes that mount it.
 import type Router from '@koa/router'
 import type Koa from 'koa'
-import { BILLING_RAW_PATHS, billingRouter } from './billing/routes.ts'
-import type { Service } from './billing/plans.ts'
+import { BILLING_RAW_PATHS, billingRouter } from './billing/billing-routes.ts'
+import type { Service } from './plans.ts'
 import { createApp, type HotRoute } from './http/app.ts'
 import type { Platform } from './platform.ts'
 

@@ -1,7 +1,7 @@
 // What a service is to the platform: a Koa app on its own port, the MongoDB indexes it needs and
 // the queues whose job results its requests wait for. src/services.ts lists the services.
 import type Koa from 'koa'
-import type { Service } from './billing/plans.ts'
+import type { Service } from './plans.ts'
 import type { Config } from './config.ts'
 import type { IndexSpec } from './mongo.ts'
 import type { Platform } from './platform.ts'

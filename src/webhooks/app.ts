@@ -4,13 +4,13 @@
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
 import type { ServiceApp } from '../platform/service.ts'
-import { captureMiddleware } from './capture.ts'
+import { captureMiddleware } from './capture-ingress.ts'
 import { forwardingRouter } from './forwarding-routes.ts'
 import { harRouter } from './har-routes.ts'
-import { inspectRouter } from './inspect.ts'
-import { LiveHub } from './live.ts'
+import { inspectRouter } from './inspect-routes.ts'
+import { LiveHub } from './live/live-hub.ts'
 import { liveRouter } from './live-routes.ts'
-import { webhooksRouter } from './routes.ts'
+import { endpointsRouter } from './endpoint-routes.ts'
 
 export function createWebhooksApp(platform: Platform): ServiceApp {
   const hub = new LiveHub(platform)
@@ -18,7 +18,7 @@ export function createWebhooksApp(platform: Platform): ServiceApp {
     service: 'webhooks',
     rawPath: (p) => p === '/hook' || p.startsWith('/hook/'),
     middleware: [captureMiddleware(platform)],
-    routers: [harRouter(platform), webhooksRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform)],
+    routers: [harRouter(platform), endpointsRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform)],
   })
   return { app, close: async () => hub.close() }
 }

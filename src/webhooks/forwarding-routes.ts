@@ -3,15 +3,15 @@
 // POST …/{token}/recoveries {since} → 202 with the recovery, GET …/{token}/recoveries/{id} its progress.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { WEBHOOKS_LIMITS } from '../platform/billing/plans.ts'
+import { WEBHOOKS_LIMITS } from '../platform/plans.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { conflict, forbidden, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
-import { findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
-import { setForwardPaused } from './forward-pause.ts'
+import { findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
+import { setForwardPaused } from './forward/forward-pause.ts'
 import { forwardingSchema, recoverSchema, recoveryStatusSchema } from './forwarding-schema.ts'
-import { presentRecovery, recoveries, startRecovery } from './recover.ts'
+import { presentRecovery, recoveries, startRecovery } from './forward/dead-letter-recovery.ts'
 
 export function forwardingRouter(platform: Platform): Router {
   const { db } = platform

@@ -1,6 +1,6 @@
 // Request schemas of the forwarding controls (forwarding-routes.ts): pause/resume and bulk recovery.
 import { z } from 'zod'
-import { isoTime } from './search.ts'
+import { isoTime } from './search/search.ts'
 
 export const forwardingSchema = z.object({ params: z.object({ token: z.string() }) })
 

@@ -1,6 +1,6 @@
 // HAR 1.2 export: GET …/{token}/requests.har (the same filters and paging as …/requests, oldest
 // first as HAR viewers expect; bodies over 1 MiB left out as in lists) and GET …/{token}/requests/{id}.har (one capture). Mounted ahead
-// of routes.ts, whose …/requests/{id} would otherwise take "5.har" for an id.
+// of endpoint-routes.ts, whose …/requests/{id} would otherwise take "5.har" for an id.
 // The set is streamed: the page is read without bodies, then each capture's body is read and its
 // entry written only when the client has taken the previous ones, so a page of 500 × 1 MiB holds
 // about one entry in the process at a time, not the whole export (docs/webhooks.md, HAR export).
@@ -11,13 +11,13 @@ import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
-import { getBody, inlineBytes } from './body-store.ts'
-import { getCapture } from './captures.ts'
-import { findOwnEndpoint, isExpired, type EndpointDoc } from './endpoints.ts'
-import { harEntry, harLog, harLogStream } from './har.ts'
-import { publicBase } from './present.ts'
-import { listRequestsSchema, requestSchema } from './schema.ts'
-import { findCaptures } from './capture-search.ts'
+import { getBody, inlineBytes } from './store/body-store.ts'
+import { getCapture } from './store/capture-store.ts'
+import { findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
+import { harEntry, harLog, harLogStream } from './search/har.ts'
+import { publicBase } from './store/present.ts'
+import { listRequestsSchema, requestSchema } from './endpoint-schema.ts'
+import { findCaptures } from './search/capture-search.ts'
 import { untrusted } from './untrusted-response.ts'
 
 /** Bytes the response stream buffers before it waits for the client. */

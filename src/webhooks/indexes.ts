@@ -1,10 +1,10 @@
 // Every index the webhook-capture service needs.
 import type { IndexSpec } from '../platform/mongo.ts'
-import { captureIndexes } from './captures.ts'
-import { endpointIndexes } from './endpoints.ts'
-import { limitIndexes } from './limits.ts'
-import { replayIndexes } from './replays.ts'
-import { recoveryIndexes } from './recover.ts'
-import { searchIndexes } from './search.ts'
+import { captureIndexes } from './store/capture-store.ts'
+import { endpointIndexes } from './store/endpoint-store.ts'
+import { limitIndexes } from './store/limit-store.ts'
+import { replayIndexes } from './store/replay-store.ts'
+import { recoveryIndexes } from './forward/dead-letter-recovery.ts'
+import { searchIndexes } from './search/search.ts'
 
 export const webhooksServiceIndexes: IndexSpec[] = [endpointIndexes, ...captureIndexes, limitIndexes, replayIndexes, searchIndexes, recoveryIndexes]

@@ -1,6 +1,6 @@
 // The OpenAPI description of GET …/endpoints/{token}/stream beyond what its zod schema says: the
 // `text/event-stream` answer and its three events, so a generated client or an API tool finds the
-// stream (the events are written in live-routes.ts and live.ts).
+// stream (the events are written in live-routes.ts and live-hub.ts).
 import { eventStreamResponse } from '../platform/ops/openapi.ts'
 
 const capture = {

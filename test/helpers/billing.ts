@@ -2,8 +2,8 @@
 // checkout session the way the hosted page's Pay button does, and polling until a change is seen.
 import Stripe from 'stripe'
 import { getAccount, type Account } from '../../src/platform/accounts.ts'
-import type { Service } from '../../src/platform/billing/plans.ts'
-import { planChanges, sessions } from '../../src/platform/billing/store.ts'
+import type { Service } from '../../src/platform/plans.ts'
+import { planChanges, sessions } from '../../src/platform/billing/billing-store.ts'
 import type { TestSystem } from './system.ts'
 import { call, post } from './http.ts'
 

@@ -1,7 +1,7 @@
 // Shared helpers of the flag tests: an account on a plan (set directly in MongoDB) with its first
 // project and keys, and URLs of a project's management endpoints.
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
-import type { Plan } from '../../src/platform/billing/plans.ts'
+import type { Plan } from '../../src/platform/plans.ts'
 import { post } from './http.ts'
 import type { TestSystem } from './system.ts'
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setPlan } from '../../src/platform/accounts.ts'
 import { findAccountByKey } from '../../src/platform/accounts.ts'
-import type { Plan } from '../../src/platform/billing/plans.ts'
+import type { Plan } from '../../src/platform/plans.ts'
 import type { TestSystem } from './system.ts'
 import { call, get, post, type Res } from './http.ts'
 

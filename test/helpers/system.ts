@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto'
 import { listen } from '../../src/main.ts'
 import { ALL_INDEXES, SERVICES } from '../../src/services.ts'
 import { ALL_QUEUES } from '../../src/job-contracts.ts'
-import type { Service } from '../../src/platform/billing/plans.ts'
+import type { Service } from '../../src/platform/plans.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { createPlatform, type Platform } from '../../src/platform/platform.ts'
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/main.ts'
-import { startStripeSimulator, type StripeSimulator } from '../../src/platform/billing/simulator/server.ts'
+import { startStripeSimulator, type StripeSimulator } from '../../src/platform/embedded/stripe-simulator/server.ts'
 import { clock } from '../../src/platform/clock.ts'
 
 

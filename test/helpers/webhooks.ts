@@ -3,7 +3,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
-import type { Plan } from '../../src/platform/billing/plans.ts'
+import type { Plan } from '../../src/platform/plans.ts'
 import type { TestSystem } from './system.ts'
 import { call, post } from './http.ts'
 

@@ -4,7 +4,7 @@
 // not decide another's figure; `engineRates()` runs them one after another from the benchmark.
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { compileFlag, normalizeContext, type CompiledFlag, type EvalContext } from '../../../src/flags/rules.ts'
+import { compileFlag, normalizeContext, type CompiledFlag, type EvalContext } from '../../../src/flags/engine/rules.ts'
 import { FLAGS, flagDef } from './flags-setup.ts'
 import { OPERATOR_CASES, RICH_SEGMENT, richContext, richFlagDef } from './flags-rich.ts'
 

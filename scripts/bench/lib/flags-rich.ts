@@ -3,7 +3,7 @@
 // SDK key seeded through the API for the HTTP run.
 import type { Platform } from '../../../src/platform/platform.ts'
 import { findAccountByKey, setPlan } from '../../../src/platform/accounts.ts'
-import type { Condition, FlagDefinition } from '../../../src/flags/rules.ts'
+import type { Condition, FlagDefinition } from '../../../src/flags/engine/rules.ts'
 import type { EvaluateRequest } from './flags-setup.ts'
 
 /** One condition per operator, and a context attribute value that exercises it (a match about half the time). */

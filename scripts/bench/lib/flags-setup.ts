@@ -3,7 +3,7 @@
 // bench:flags-cpu so that both measure the same requests.
 import type { Platform } from '../../../src/platform/platform.ts'
 import { findAccountByKey, setPlan } from '../../../src/platform/accounts.ts'
-import type { FlagDefinition } from '../../../src/flags/rules.ts'
+import type { FlagDefinition } from '../../../src/flags/engine/rules.ts'
 
 // Enough SDK keys that each stays well under the business plan's 5,000 requests/s at the rates measured here.
 export const PROJECTS = 10

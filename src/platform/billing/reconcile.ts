@@ -8,7 +8,7 @@ import { getAccount, setPlan } from '../accounts.ts'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
 import { withStripeRetry, type Stripe } from './stripe-client.ts'
-import { recordPlanChange, sessions } from './store.ts'
+import { recordPlanChange, sessions } from './billing-store.ts'
 
 export type ReconcileResult =
   | { outcome: 'upgraded'; account_id: string; plan: string }

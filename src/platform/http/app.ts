@@ -186,7 +186,7 @@ export interface AppOptions {
   trustProxy?: boolean
   /**
    * Routes answered before any other middleware: the requests a service gets by the thousand per
-   * second, whose handlers read their own body (see flags/evaluate-fast-path.ts).
+   * second, whose handlers read their own body (see flags/sdk/evaluate-fast-path.ts).
    */
   hotRoutes?: HotRoute[]
   /**

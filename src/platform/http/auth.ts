@@ -1,7 +1,7 @@
 // Bearer API-key authentication. Unknown, malformed and other services' keys are all the same 401.
 import type { Context, Next } from 'koa'
 import { findAccountByKey, type Account } from '../accounts.ts'
-import type { Service } from '../billing/plans.ts'
+import type { Service } from '../plans.ts'
 import type { Platform } from '../platform.ts'
 import { unauthorized } from './errors.ts'
 

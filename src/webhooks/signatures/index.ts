@@ -4,7 +4,7 @@
 // question ("would my receiver have accepted this delivery?") however long ago it was captured.
 // docs/webhooks.md (Signature verification) lists the schemes and what each needs.
 import { badRequest } from '../../platform/http/errors.ts'
-import { wireTime } from '../time.ts'
+import { wireTime } from '../store/time.ts'
 import { discord } from './discord.ts'
 import { github } from './github.ts'
 import { intercom } from './intercom.ts'

@@ -1,0 +1,147 @@
+// Flag-change webhooks of a project: GET/POST /api/v1/projects/{id}/webhooks, GET/PATCH/PUT/DELETE
+// …/webhooks/{webhook}, the delivery log (…/{webhook}/deliveries[/{delivery}]) and a manual retry
+// (POST …/deliveries/{delivery}/retry). The signing secret is returned once, at creation. Changes
+// of webhooks are recorded in the project's history like every other change.
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { badRequest, conflict, notFound } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import { enqueueDurably } from '../platform/outbox.ts'
+import { checkOutboundUrl } from '../platform/outbound-url.ts'
+import { randomId } from '../platform/ids.ts'
+import type { Platform } from '../platform/platform.ts'
+import { sealSecret } from '../platform/secret-box.ts'
+import { newWebhookSecret } from '../platform/signed-webhook.ts'
+import { recordChange } from './changes/audit.ts'
+import { webhookState } from './changes/change-state.ts'
+import { deleteDeliveriesOf, deliveryView, getDelivery, listDeliveries, reopenDelivery } from './changes/change-hook-delivery-store.ts'
+import { flagWebhookDeliverContract } from './job-contracts.ts'
+import { WEBHOOK_LIMITS, webhookLimit } from './plan-limits.ts'
+import { environmentNames, getProject, PRODUCTION, type ProjectDoc } from './store/project-store.ts'
+import { projectPathSchema } from './flag-schema.ts'
+import { createWebhookSchema, deliveryPathSchema, listDeliveriesSchema, updateWebhookSchema, webhookPathSchema } from './change-hook-schema.ts'
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook, webhookView } from './changes/change-hook-store.ts'
+
+export const WEBHOOK_NOT_FOUND = 'Webhook not found'
+export const DELIVERY_NOT_FOUND = 'Delivery not found'
+
+export function changeHooksRouter(platform: Platform): Router {
+  const router = new Router({ prefix: '/api/v1/projects/:id/webhooks' })
+  const { db, config } = platform
+  const auth = requireApiKey(platform, 'flags')
+
+  const ownProject = async (accountId: string, id: string) => {
+    const p = await getProject(db, accountId, id)
+    if (!p) throw notFound('Project not found')
+    return p
+  }
+  const ownWebhook = async (p: ProjectDoc, id: string) => {
+    const h = await getWebhook(db, p._id, id)
+    if (!h) throw notFound(WEBHOOK_NOT_FOUND)
+    return h
+  }
+  const checkEnvironment = (p: ProjectDoc, name: string) => {
+    if (!environmentNames(p).includes(name)) throw badRequest(`environment is not an environment of this project ("${name}")`)
+    return name
+  }
+
+  router.get('/', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    ctx.body = { webhooks: (await listWebhooks(db, p._id)).map(webhookView) }
+  })
+
+  router.post('/', auth, validate(createWebhookSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { params, body } = input(ctx, createWebhookSchema)
+    const p = await ownProject(account._id, params.id)
+    const url = checkOutboundUrl('url', body.url, config.outboundAllowPrivate)
+    const environment = checkEnvironment(p, body.environment ?? PRODUCTION)
+    const secret = newWebhookSecret()
+    const id = randomId()
+    const fields = {
+      _id: id,
+      url,
+      environment,
+      events: body.events ?? null,
+      description: body.description ?? '',
+      enabled: body.enabled ?? true,
+      secret_sealed: await sealSecret(platform, secret),
+      secret_hint: `${secret.slice(0, 10)}…`,
+    }
+    const h = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: id }, () => createWebhook(db, p._id, account._id, fields, WEBHOOK_LIMITS[account.plan]), webhookState)
+    if (!h) throw webhookLimit(account.plan)
+    ctx.status = 201
+    ctx.body = { ...webhookView(h), secret }
+  })
+
+  router.get('/:webhook', auth, validate(webhookPathSchema), async (ctx) => {
+    const { params } = input(ctx, webhookPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    ctx.body = webhookView(await ownWebhook(p, params.webhook))
+  })
+
+  const update = async (ctx: Context) => {
+    const { params, body } = input(ctx, updateWebhookSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    await ownWebhook(p, params.webhook)
+    const change = {
+      ...body,
+      url: body.url === undefined ? undefined : checkOutboundUrl('url', body.url, config.outboundAllowPrivate),
+      environment: body.environment === undefined ? undefined : checkEnvironment(p, body.environment),
+    }
+    const h = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: params.webhook }, () => updateWebhook(db, p._id, params.webhook, change), (h) => (h ? webhookState(h) : undefined))
+    if (!h) throw notFound(WEBHOOK_NOT_FOUND)
+    ctx.body = webhookView(h)
+  }
+  router.patch('/:webhook', auth, validate(updateWebhookSchema), update)
+  router.put('/:webhook', auth, validate(updateWebhookSchema), update)
+
+  router.delete('/:webhook', auth, validate(webhookPathSchema), async (ctx) => {
+    const { params } = input(ctx, webhookPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const gone = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: params.webhook }, () => deleteWebhook(db, p._id, params.webhook), (ok) => (ok ? null : undefined))
+    if (!gone) throw notFound(WEBHOOK_NOT_FOUND)
+    await deleteDeliveriesOf(db, params.webhook)
+    ctx.status = 204
+  })
+
+  router.get('/:webhook/deliveries', auth, validate(listDeliveriesSchema), async (ctx) => {
+    const { params, query } = input(ctx, listDeliveriesSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const h = await ownWebhook(p, params.webhook)
+    const docs = await listDeliveries(db, h._id, query)
+    ctx.body = {
+      deliveries: docs.map((d) => deliveryView(d, false)),
+      // Older pages: pass next_before as `before`; null when this page is the last.
+      next_before: docs.length === query.limit ? docs.at(-1)!._id : null,
+    }
+  })
+
+  const ownDelivery = async (ctx: Context) => {
+    const { params } = input(ctx, deliveryPathSchema)
+    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const h = await ownWebhook(p, params.webhook)
+    const d = await getDelivery(db, h._id, params.delivery)
+    if (!d) throw notFound(DELIVERY_NOT_FOUND)
+    return d
+  }
+
+  router.get('/:webhook/deliveries/:delivery', auth, validate(deliveryPathSchema), async (ctx) => {
+    ctx.body = deliveryView(await ownDelivery(ctx))
+  })
+
+  // A manual retry sends the same message again (same webhook-id, fresh timestamp and signature),
+  // with the automatic schedule behind it; a delivery still being retried is a 409.
+  router.post('/:webhook/deliveries/:delivery/retry', auth, validate(deliveryPathSchema), async (ctx) => {
+    const d = await ownDelivery(ctx)
+    const n = await reopenDelivery(db, d)
+    if (n === null) throw conflict('This delivery is still being attempted; retry it once it has failed or been delivered')
+    await enqueueDurably(platform, flagWebhookDeliverContract, { delivery_id: d._id, webhook_id: d.webhook_id, manual: true }, { jobId: `${d._id}-retry${n}` })
+    ctx.status = 202
+    ctx.body = deliveryView((await getDelivery(db, d.webhook_id, d._id))!)
+  })
+
+  return router
+}

@@ -1,0 +1,193 @@
+// This service's invoice request mapped onto @e-invoice-eu/core's invoice model (EN 16931 in UBL
+// terms), which the library then writes as UBL, CII or Factur-X. Amounts come from vat.ts, exact
+// in minor units, written with the currency's decimals. The request has passed
+// einvoice-requirements.ts, so every term the format needs is present.
+import type { Invoice } from '@e-invoice-eu/core'
+import { xmlLineBreaks } from '../model/einvoice-text.ts'
+import { currencyExponent, decimal, decimalString, formatQuantity } from '../model/money.ts'
+import type { InvoiceRequest } from '../invoice-schema.ts'
+import { computeVat, type TaxCategory, type VatTotals } from '../model/vat.ts'
+
+/** Peppol BIS Billing 3.0 (the `ubl` format). */
+export const PEPPOL_CUSTOMIZATION = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0'
+export const PEPPOL_PROFILE = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0'
+
+/** Exemption reason codes (VATEX, BT-121) and their standard texts (BT-120) for the categories that need one. */
+const EXEMPTION: Partial<Record<TaxCategory, { code: string; text: string }>> = {
+  AE: { code: 'VATEX-EU-AE', text: 'Reverse charge' },
+  K: { code: 'VATEX-EU-IC', text: 'Intra-Community supply' },
+  G: { code: 'VATEX-EU-G', text: 'Export outside the EU' },
+  O: { code: 'VATEX-EU-O', text: 'Not subject to VAT' },
+}
+
+type Party = NonNullable<InvoiceRequest['from']>
+type Json = Record<string, unknown>
+
+export function invoiceExponent(req: InvoiceRequest): number {
+  return req.currency ? currencyExponent(req.currency) : 2
+}
+
+export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: Invoice; totals: VatTotals } {
+  const exp = invoiceExponent(req)
+  const totals = computeVat(req, exp)
+  const currency = req.currency!
+  // The model writes an XML attribute as a sibling key "element@attribute".
+  const money = (name: string, minor: bigint): Json => ({ [name]: decimalString(minor, exp), [`${name}@currencyID`]: currency })
+  const taxCategory = (category: TaxCategory, rate: number, withReason: boolean): Json => {
+    const out: Json = { 'cbc:ID': category }
+    // Category O has no rate on lines and allowances (BR-O-05…07); XRechnung wants the rate of every
+    // VAT breakdown (BR-DE-14), which EN 16931 leaves open for O: there it is 0.
+    if (category !== 'O' || (withReason && req.format === 'xrechnung')) out['cbc:Percent'] = formatQuantity(rate)
+    if (withReason) {
+      const ex = EXEMPTION[category]
+      if (category === 'E') out['cbc:TaxExemptionReason'] = req.tax_exemption_reason!
+      else if (ex) {
+        out['cbc:TaxExemptionReasonCode'] = ex.code
+        out['cbc:TaxExemptionReason'] = req.tax_exemption_reason ?? ex.text
+      }
+    }
+    out['cac:TaxScheme'] = { 'cbc:ID': 'VAT' }
+    return out
+  }
+
+  const inv: Json = {}
+  if (req.format === 'ubl') {
+    inv['cbc:CustomizationID'] = PEPPOL_CUSTOMIZATION
+    inv['cbc:ProfileID'] = PEPPOL_PROFILE
+  }
+  inv['cbc:ID'] = req.invoice_number!
+  inv['cbc:IssueDate'] = req.date ?? today
+  if (req.due_date) inv['cbc:DueDate'] = req.due_date
+  inv['cbc:InvoiceTypeCode'] = req.document_type === 'credit_note' ? '381' : '380'
+  if (req.notes?.trim()) inv['cbc:Note'] = [req.notes]
+  inv['cbc:DocumentCurrencyCode'] = currency
+  if (req.buyer_reference) inv['cbc:BuyerReference'] = req.buyer_reference
+  if (req.order_reference) inv['cac:OrderReference'] = { 'cbc:ID': req.order_reference }
+  if (req.preceding_invoice_number) inv['cac:BillingReference'] = [{ 'cac:InvoiceDocumentReference': { 'cbc:ID': req.preceding_invoice_number } }]
+  inv['cac:AccountingSupplierParty'] = { 'cac:Party': party(req.from!, true) }
+  inv['cac:AccountingCustomerParty'] = { 'cac:Party': party(req.to!, false) }
+  if (req.delivery_date || totals.groups.some((g) => g.category === 'K')) {
+    const delivery: Json = {}
+    if (req.delivery_date) delivery['cbc:ActualDeliveryDate'] = req.delivery_date
+    delivery['cac:DeliveryLocation'] = { 'cac:Address': address(req.to!) }
+    inv['cac:Delivery'] = delivery
+  }
+  const p = req.payment
+  if (p?.iban) {
+    const means: Json = { 'cbc:PaymentMeansCode': currency === 'EUR' ? '58' : '30' }
+    if (p.reference) means['cbc:PaymentID'] = p.reference
+    const account: Json = { 'cbc:ID': p.iban }
+    if (p.account_name) account['cbc:Name'] = p.account_name
+    if (p.bic) account['cac:FinancialInstitutionBranch'] = { 'cbc:ID': p.bic }
+    means['cac:PayeeFinancialAccount'] = account
+    inv['cac:PaymentMeans'] = [means]
+  }
+  if (p?.terms) inv['cac:PaymentTerms'] = { 'cbc:Note': p.terms }
+  if (totals.discount > 0n) {
+    inv['cac:AllowanceCharge'] = totals.groups
+      .filter((g) => g.allowance > 0n)
+      .map((g) => ({
+        'cbc:ChargeIndicator': 'false',
+        'cbc:AllowanceChargeReason': 'Discount',
+        ...money('cbc:Amount', g.allowance),
+        'cac:TaxCategory': taxCategory(g.category, g.rate, false),
+      }))
+  }
+  inv['cac:TaxTotal'] = [
+    {
+      ...money('cbc:TaxAmount', totals.tax),
+      'cac:TaxSubtotal': totals.groups.map((g) => ({
+        ...money('cbc:TaxableAmount', g.taxable),
+        ...money('cbc:TaxAmount', g.tax),
+        'cac:TaxCategory': taxCategory(g.category, g.rate, true),
+      })),
+    },
+  ]
+  const legal: Json = {
+    ...money('cbc:LineExtensionAmount', totals.subtotal),
+    ...money('cbc:TaxExclusiveAmount', totals.taxable),
+    ...money('cbc:TaxInclusiveAmount', totals.total),
+    ...(totals.discount > 0n ? money('cbc:AllowanceTotalAmount', totals.discount) : {}),
+    ...money('cbc:PayableAmount', totals.total),
+  }
+  inv['cac:LegalMonetaryTotal'] = legal
+  inv['cac:InvoiceLine'] = req.items.map((item, i) => {
+    const t = totals.lineTax[i]!
+    return {
+      'cbc:ID': String(i + 1),
+      'cbc:InvoicedQuantity': formatQuantity(item.quantity),
+      'cbc:InvoicedQuantity@unitCode': item.unit ?? 'C62',
+      ...money('cbc:LineExtensionAmount', totals.lines[i]!),
+      'cac:Item': { 'cbc:Name': itemName(item.description), 'cac:ClassifiedTaxCategory': taxCategory(t.category, t.rate, false) },
+      'cac:Price': price(item.unit_price, item.unit ?? 'C62', currency),
+    }
+  })
+  return { invoice: { 'ubl:Invoice': withLineBreaks(inv) } as unknown as Invoice, totals }
+}
+
+/** Every text of the model with its line breaks as the XML writes them (einvoice-text.ts). */
+function withLineBreaks<T>(value: T): T {
+  if (typeof value === 'string') return xmlLineBreaks(value) as T
+  if (Array.isArray(value)) return value.map(withLineBreaks) as T
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withLineBreaks(v)])) as T
+}
+
+/**
+ * BT-146 with at most 2 decimals (the library's amount type): a price with more (0.0125) is
+ * written per base quantity (BT-149) of 10^k instead — 1.25 per 100 — which is the same price, exactly.
+ */
+function price(unitPrice: number, unit: string, currency: string): Json {
+  const { int, scale } = decimal(unitPrice)
+  if (scale <= 2) return { 'cbc:PriceAmount': formatQuantity(unitPrice), 'cbc:PriceAmount@currencyID': currency }
+  return {
+    'cbc:PriceAmount': decimalString(int, 2),
+    'cbc:PriceAmount@currencyID': currency,
+    'cbc:BaseQuantity': (10n ** BigInt(scale - 2)).toString(),
+    'cbc:BaseQuantity@unitCode': unit,
+  }
+}
+
+/** BT-153 is a name: the first line of the description (the rest goes to BT-154). */
+function itemName(description: string): string {
+  return description.split('\n')[0]!.trim() || description.trim()
+}
+
+function address(p: Party): Json {
+  const a: Json = {}
+  if (p.street) a['cbc:StreetName'] = p.street
+  if (p.additional_street) a['cbc:AdditionalStreetName'] = p.additional_street
+  if (p.city) a['cbc:CityName'] = p.city
+  if (p.postal_code) a['cbc:PostalZone'] = p.postal_code
+  a['cac:Country'] = { 'cbc:IdentificationCode': p.country! }
+  return a
+}
+
+function party(p: Party, seller: boolean): Json {
+  const out: Json = {}
+  if (p.peppol_id) {
+    const [scheme, id] = [p.peppol_id.slice(0, 4), p.peppol_id.slice(5)]
+    out['cbc:EndpointID'] = id
+    out['cbc:EndpointID@schemeID'] = scheme
+  } else if (p.email) {
+    out['cbc:EndpointID'] = p.email
+    out['cbc:EndpointID@schemeID'] = 'EM'
+  }
+  out['cac:PostalAddress'] = address(p)
+  const schemes: Json[] = []
+  if (p.vat_id) schemes.push({ 'cbc:CompanyID': p.vat_id, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } })
+  if (seller && p.tax_number) schemes.push({ 'cbc:CompanyID': p.tax_number, 'cac:TaxScheme': { 'cbc:ID': 'FC' } })
+  // The seller may have a VAT id and a tax number; the buyer has one scheme (an object, not a list).
+  if (schemes.length) out['cac:PartyTaxScheme'] = seller ? schemes : schemes[0]
+  const legal: Json = { 'cbc:RegistrationName': p.name! }
+  if (p.legal_id) legal['cbc:CompanyID'] = p.legal_id
+  out['cac:PartyLegalEntity'] = legal
+  if (seller && (p.contact || p.phone || p.email)) {
+    const c: Json = {}
+    c['cbc:Name'] = p.contact ?? p.name!
+    if (p.phone) c['cbc:Telephone'] = p.phone
+    if (p.email) c['cbc:ElectronicMail'] = p.email
+    out['cac:Contact'] = c
+  }
+  return out
+}

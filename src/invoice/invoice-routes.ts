@@ -1,0 +1,110 @@
+// The invoice API (seeds/000): signup, invoice, usage, demo-invoice, subscribe.
+import Router from '@koa/router'
+import { createAccount, signupSchema } from '../platform/accounts.ts'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { tooMany, unavailable } from '../platform/http/errors.ts'
+import { createLimiter } from '../platform/http/rate-limit.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import { clock, monthKey } from '../platform/clock.ts'
+import { INVOICE_LIMITS } from '../platform/plans.ts'
+import { randomId } from '../platform/ids.ts'
+import { enqueue } from '../platform/job.ts'
+import type { Platform } from '../platform/platform.ts'
+import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
+import { invoiceRenderContract } from './job-contracts.ts'
+import { release, reserve, used } from './store/quota-store.ts'
+import { demoInvoiceSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
+import { insertInvoice, markFailed, type InvoiceKind } from './store/invoice-store.ts'
+import { subscribe } from './store/subscriber-store.ts'
+import { batchRoutes } from './batch-routes.ts'
+import { invoiceIdempotency } from './idempotency.ts'
+import { sendInvoiceFile } from './pdf-response.ts'
+
+export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
+export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
+
+/** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
+async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
+  const now = clock.now()
+  try {
+    await insertInvoice(platform.db, {
+      _id: id,
+      account_id: accountId,
+      kind,
+      request,
+      period,
+      charged: period !== null,
+      created_at: now,
+      expires_at: new Date(now.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000)),
+    })
+  } catch (err) {
+    // Not recorded, so nothing else will give the reserved unit back.
+    if (accountId && period) await release(platform.db, accountId, period)
+    throw err
+  }
+  const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
+  try {
+    await enqueue(platform, invoiceRenderContract, { invoice_id: id, request })
+  } catch {
+    await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
+    throw unavailable()
+  }
+  return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS, settled)
+}
+
+export function invoiceRouter(platform: Platform): Router {
+  const router = new Router({ prefix: '/api/v1' })
+  const auth = requireApiKey(platform, 'invoice')
+  const demoLimiter = createLimiter(platform.redis, { name: 'demo-invoice', namespace: platform.config.QUEUE_PREFIX, points: 5, durationSec: 60, message: DEMO_RATE_MESSAGE })
+
+  router.post('/signup', validate(signupSchema), async (ctx) => {
+    const { body } = input(ctx, signupSchema)
+    const { account, apiKey } = await createAccount(platform.db, 'invoice', body.email)
+    ctx.body = { api_key: apiKey, plan: account.plan, monthly_limit: INVOICE_LIMITS[account.plan].monthly_limit }
+  })
+
+  router.post('/invoice', auth, validate(invoiceSchema), invoiceIdempotency(platform), async (ctx) => {
+    const account = accountOf(ctx)
+    const { body } = input(ctx, invoiceSchema)
+    const period = monthKey(clock.now())
+    const limit = INVOICE_LIMITS[account.plan].monthly_limit
+    await admitRender(platform)
+    if (!(await reserve(platform.db, account._id, period, limit))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
+    const id = randomId()
+    const pdf = await renderNow(platform, 'single', account._id, period, body, id)
+    ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
+    ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again
+    sendInvoiceFile(ctx, pdf, body.format, 'invoice')
+  })
+
+  router.get('/usage', auth, async (ctx) => {
+    const account = accountOf(ctx)
+    const limit = INVOICE_LIMITS[account.plan].monthly_limit
+    const count = await used(platform.db, account._id, monthKey(clock.now()))
+    ctx.body = { plan: account.plan, invoices_this_month: count, monthly_limit: limit, remaining: Math.max(0, limit - count) }
+  })
+
+  router.post('/demo-invoice', async (ctx, next) => {
+    await demoLimiter.take(ctx.ip)
+    return next()
+  }, validate(demoInvoiceSchema), async (ctx) => {
+    const { body } = input(ctx, demoInvoiceSchema)
+    await admitRender(platform)
+    const pdf = await renderNow(platform, 'demo', null, null, body)
+    sendInvoiceFile(ctx, pdf, body.format, 'demo')
+  })
+
+  router.post('/subscribe', validate(subscribeSchema), async (ctx) => {
+    const { body } = input(ctx, subscribeSchema)
+    await subscribe(platform.db, body.email)
+    ctx.body = { message: 'Subscribed. Thanks for signing up for the newsletter!' }
+  })
+
+  batchRoutes(router, platform, auth)
+  return router
+}
+
+function secondsToNextMonth(): number {
+  const now = clock.now()
+  return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000
+}
