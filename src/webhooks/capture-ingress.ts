@@ -25,10 +25,10 @@ import { endpoints, isExpired, takeRequestId, takeRequestIds, type EndpointDoc }
 import { liveCapture, publishLive } from './live/live-hub.ts'
 import { releaseDailyRequest, takeDailyRequests } from './store/limit-store.ts'
 import { secondsToNextUtcDay } from './store/time.ts'
+import { ENDPOINT_NOT_FOUND } from './own-endpoint.ts'
 import { protectUntrusted } from './untrusted-response.ts'
 
 export const MAX_CAPTURE_BYTES = 25 * 1024 * 1024
-export const ENDPOINT_NOT_FOUND = 'Endpoint not found'
 const HOOK_PATH = /^\/hook\/([0-9A-Za-z]{1,64})(\/.*)?$/
 const CAPTURED = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 const ALLOW = [...CAPTURED, 'HEAD', 'OPTIONS'].join(', ')

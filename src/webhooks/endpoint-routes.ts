@@ -21,13 +21,13 @@ import { recoveries } from './forward/dead-letter-recovery.ts'
 import { replayNow } from './replay/replay.ts'
 import { findCaptures } from './search/capture-search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './endpoint-schema.ts'
+import { ENDPOINT_NOT_FOUND, ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './signatures/index.ts'
 
 export const SAVE_KEY_MESSAGE = 'Save your API key now: it is shown only once and cannot be recovered.'
 export const paidOnly = (feature: string, plan: string) =>
   `${feature} is not available on the ${plan} plan. Upgrade to a paid plan (starter, pro or business) to use it.`
-const ENDPOINT_NOT_FOUND = 'Endpoint not found'
 const REQUEST_NOT_FOUND = 'Request not found'
 
 function limitsOf(account: Pick<Account, 'plan'>) {
@@ -40,15 +40,8 @@ export function endpointsRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   const auth = requireApiKey(platform, 'webhooks')
 
-  async function ownEndpoint(ctx: Context, token: string): Promise<EndpointDoc> {
-    const account = accountOf(ctx)
-    const ep = await findOwnEndpoint(db, account._id, token)
-    if (!ep || isExpired(ep, account)) throw notFound(ENDPOINT_NOT_FOUND)
-    return ep
-  }
-
   async function ownCapture(ctx: Context, token: string, id: number) {
-    const ep = await ownEndpoint(ctx, token)
+    const ep = await ownEndpoint(db, ctx, token)
     const cap = await getCapture(db, ep._id, id)
     if (!cap) throw notFound(REQUEST_NOT_FOUND)
     return { ep, cap }
@@ -114,7 +107,7 @@ export function endpointsRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
     const { params } = input(ctx, endpointSchema)
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
     const counts = await countByEndpoint(db, [ep])
     ctx.body = presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0)
   })
@@ -134,7 +127,7 @@ export function endpointsRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token/requests', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
     const docs = await findCaptures(db, ep._id, { ...query, top: ep.seq }, query)
     const last = docs.at(-1)
     ctx.body = {

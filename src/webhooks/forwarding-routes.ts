@@ -8,10 +8,11 @@ import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { conflict, forbidden, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
-import { findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
+import { findOwnEndpoint, type EndpointDoc } from './store/endpoint-store.ts'
 import { setForwardPaused } from './forward/forward-pause.ts'
 import { forwardingSchema, recoverSchema, recoveryStatusSchema } from './forwarding-schema.ts'
 import { presentRecovery, recoveries, startRecovery } from './forward/dead-letter-recovery.ts'
+import { ownEndpoint } from './own-endpoint.ts'
 
 export function forwardingRouter(platform: Platform): Router {
   const { db } = platform
@@ -19,9 +20,8 @@ export function forwardingRouter(platform: Platform): Router {
   const auth = requireApiKey(platform, 'webhooks')
 
   async function forwardingEndpoint(ctx: Context, token: string): Promise<EndpointDoc> {
+    const ep = await ownEndpoint(db, ctx, token)
     const account = accountOf(ctx)
-    const ep = await findOwnEndpoint(db, account._id, token)
-    if (!ep || isExpired(ep, account)) throw notFound('Endpoint not found')
     if (!WEBHOOKS_LIMITS[account.plan].forwarding) {
       throw forbidden(`Forwarding is not available on the ${account.plan} plan. Upgrade to a paid plan (starter, pro or business) to use it.`)
     }

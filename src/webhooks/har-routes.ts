@@ -7,17 +7,17 @@
 import { Readable } from 'node:stream'
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { requireApiKey } from '../platform/http/auth.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { getBody, inlineBytes } from './store/body-store.ts'
 import { getCapture } from './store/capture-store.ts'
-import { findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
 import { harEntry, harLog, harLogStream } from './search/har.ts'
 import { publicBase } from './store/present.ts'
 import { listRequestsSchema, requestSchema } from './endpoint-schema.ts'
 import { findCaptures } from './search/capture-search.ts'
+import { ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 
 /** Bytes the response stream buffers before it waits for the client. */
@@ -30,13 +30,6 @@ export function harRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   const auth = requireApiKey(platform, 'webhooks')
 
-  async function ownEndpoint(ctx: Context, token: string): Promise<EndpointDoc> {
-    const account = accountOf(ctx)
-    const ep = await findOwnEndpoint(db, account._id, token)
-    if (!ep || isExpired(ep, account)) throw notFound('Endpoint not found')
-    return ep
-  }
-
   function answer(ctx: Context, har: unknown, name: string) {
     ctx.set('Content-Disposition', `attachment; filename="${name}.har"`)
     ctx.type = 'application/json; charset=utf-8'
@@ -45,7 +38,7 @@ export function harRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token/requests.har', auth, untrusted, validate(listRequestsSchema), async (ctx) => {
     const { params, query } = input(ctx, listRequestsSchema)
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
     const base = publicBase(ctx, config)
     // The page's ids, newest first in small batches (the embedded engine ignores projections, so
     // a batch carries its bodies; a small batch keeps that bounded), then the entries oldest first.
@@ -70,7 +63,7 @@ export function harRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token/requests/:id.har', auth, untrusted, validate(requestSchema), async (ctx) => {
     const { params } = input(ctx, requestSchema)
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
     const cap = await getCapture(db, ep._id, params.id)
     if (!cap) throw notFound('Request not found')
     answer(ctx, harLog([harEntry(cap, await getBody(db, cap), ep, publicBase(ctx, config))]), `${ep._id}-request-${cap.id}`)

@@ -8,17 +8,18 @@ import { PassThrough } from 'node:stream'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { clock } from '../platform/clock.ts'
-import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { requireApiKey } from '../platform/http/auth.ts'
 import { badRequest, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { captureCollection, captureKey, capturesAfter, type LocalDelivery } from './store/capture-store.ts'
-import { endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
+import { endpoints } from './store/endpoint-store.ts'
 import { liveCapture, publishLive, type LiveEvent, type LiveHub } from './live/live-hub.ts'
 import { localDeliverySchema, streamSchema } from './live-schema.ts'
 import { LIVE_STREAM_OPENAPI } from './live-openapi.ts'
 import { describedAs } from '../platform/ops/openapi.ts'
 import { presentLocalDelivery } from './store/present.ts'
+import { ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 
 /** Comment lines keep proxies and clients from calling an idle stream dead (the issue asks ≤ 25 s). */
@@ -50,18 +51,11 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
   const router = new Router({ prefix: '/api/v1' })
   const auth = requireApiKey(platform, 'webhooks')
 
-  async function ownEndpoint(ctx: Context, token: string): Promise<EndpointDoc> {
-    const account = accountOf(ctx)
-    const ep = await findOwnEndpoint(db, account._id, token)
-    if (!ep || isExpired(ep, account)) throw notFound('Endpoint not found')
-    return ep
-  }
-
   router.get('/endpoints/:token/stream', describedAs(LIVE_STREAM_OPENAPI), auth, untrusted, validate(streamSchema), async (ctx) => {
     const { params, query } = input(ctx, streamSchema)
     const after = lastEventId(ctx, query.last_event_id)
     // Everything that can fail with a status fails here, before the stream opens.
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
 
     const out = new PassThrough()
     let live = false
@@ -117,7 +111,7 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
 
   router.post('/endpoints/:token/requests/:id/local-delivery', auth, validate(localDeliverySchema), async (ctx) => {
     const { params, body } = input(ctx, localDeliverySchema)
-    const ep = await ownEndpoint(ctx, params.token)
+    const ep = await ownEndpoint(db, ctx, params.token)
     const report: LocalDelivery = { ...body, at: clock.now() }
     const r = await captureCollection(db, ep._id, params.id).updateOne({ _id: captureKey(ep._id, params.id) }, { $set: { local_delivery: report } })
     if (r.matchedCount === 0) throw notFound('Request not found')
