@@ -23,7 +23,8 @@ export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billi
 /**
  * Every collection the services keep, for snapshots of the embedded engine (it cannot list its
  * collections). Those with indexes come from ALL_INDEXES; the rest are named here, and
- * test/embedded-collections.test.ts checks that every collection the code names is one of them.
+ * test/embedded-snapshot.test.ts ("saves every collection the code names") checks that every
+ * collection the code names is one of them.
  */
 export const ALL_COLLECTIONS = {
   partitioned: ALL_INDEXES.filter((s) => s.partitions).map((s) => s.collection),

@@ -1,4 +1,4 @@
-// E-invoices through the API (issue #22): `format` ubl and xrechnung answer XML that validates
+// E-invoices through the API (docs/einvoice.md): `format` ubl and xrechnung answer XML that validates
 // against the UBL 2.1 / CII D16B schemas, with the right media type and file name, amounts exact;
 // a request missing what a format needs is a 400 naming each field with its business term, and
 // is not counted, as is text the XML cannot carry. Batches take the same field and archive .xml files.

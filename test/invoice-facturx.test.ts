@@ -1,4 +1,4 @@
-// Factur-X through the API (issue #22): a PDF/A-3b whose embedded factur-x.xml validates against
+// Factur-X through the API (docs/einvoice.md): a PDF/A-3b whose embedded factur-x.xml validates against
 // CII D16B, with XMP declaring PDF/A-3B and the Factur-X EN 16931 profile, the attachment's
 // AFRelationship, every font embedded, and qpdf finding nothing wrong.
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Issue #15, item 8: no page the services serve makes a request off the host. Chromium loads every
+// No page the services serve makes a request off the host. Chromium loads every
 // HTML page (the inspection page, /docs on each service, the /admin/queues dashboard with its
 // token, the Stripe simulator's checkout page and the billing return pages) and every request it
 // makes is checked: only 127.0.0.1/localhost (and data:/blob:) may be asked for anything.

@@ -1,4 +1,4 @@
-// Issue #15, item 7: the inspection page on a phone (390 px wide, as an iPhone 12–15): the detail
+// The inspection page on a phone (390 px wide, as an iPhone 12–15): the detail
 // pane takes the width, header values wrap instead of being cut, and nothing scrolls sideways.
 // A screenshot is written to $SCREENSHOT_DIR (default: the OS temp dir) for a human to look at.
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Issue #15, item 3: the webhooks service's /openapi.json documents the capture URL, which a plain
+// The webhooks service's /openapi.json documents the capture URL, which a plain
 // middleware (not a router) serves, for every method it answers.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'

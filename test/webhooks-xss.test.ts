@@ -1,4 +1,4 @@
-// Issue #15, item 1: a capture URL whose configured response is HTML with script, served on the
+// A capture URL whose configured response is HTML with script, served on the
 // inspection page's origin, must not read the account key another account's inspection page
 // holds. Replays the reported attack in Chromium, then checks every response that carries
 // outsider-chosen bytes for the headers that keep it inert.

@@ -6,7 +6,7 @@
 //   npm run bench:bulk [-- --rows 1000 --workers 1,2 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine (whose
-// writes slow down as a collection grows: DESIGN.md §4; use a real MongoDB for real numbers).
+// writes slow down as a collection grows: docs/embedded-store.md, "What the engine costs"; use a real MongoDB for real numbers).
 import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -161,7 +161,7 @@ async function main() {
       ),
       '',
       embedded
-        ? 'With the embedded engine every write command copies its collection (DESIGN.md §4; measured: ~10 ms per write at 1,000 documents, ~65 ms at 3,000, ' +
+        ? 'With the embedded engine every write command copies its collection (docs/embedded-store.md, "What the engine costs"; measured: ~10 ms per write at 1,000 documents, ~65 ms at 3,000, ' +
           'whatever their size). Batch rows are therefore rendered in chunks of 20 rows that cost four commands each (read, `rendering` mark, insertMany of the PDFs, ' +
           '`done` mark; docs/bulk.md) instead of a read and two writes per row (with those, 1 worker reached 49 invoices/s, ratio 0.42). With two worker processes on this 2-core machine the two render threads, the ' +
           'workers\' main threads, the API, the engine and Redis share two cores, so the per-core ratio of the 2-worker run measures the machine, not the code: ' +

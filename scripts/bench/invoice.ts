@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     }
     if (usingEmbeddedMongo) {
       console.log('MongoDB: the EMBEDDED in-memory engine (MONGO_URL unset). Its writes slow down as a collection grows')
-      console.log('(DESIGN.md §4), so stored invoices are cleared between phases; set MONGO_URL for a real MongoDB.')
+      console.log('(docs/embedded-store.md), so stored invoices are cleared between phases; set MONGO_URL for a real MongoDB.')
     } else console.log(`MongoDB: ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}`)
 
     console.log('\nreference: pdfmake, same 20-line invoice, tight loop in-process …')

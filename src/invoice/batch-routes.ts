@@ -1,4 +1,4 @@
-// The bulk API and stored invoices (issue 6): POST /invoices/batch, GET /invoices/batch/{id},
+// The bulk API and stored invoices (docs/bulk.md): POST /invoices/batch, GET /invoices/batch/{id},
 // GET /invoices/batch/{id}/archive, GET /invoices/{id}. A batch is accepted only whole: every row
 // valid and the quota for all of them reserved at once; its rows are then rendered in chunks by
 // the invoice-batch-render queue, beside (never ahead of) single invoices' renders.

@@ -1,4 +1,4 @@
-// The invoice API (seeds/000): signup, invoice, usage, demo-invoice, subscribe.
+// The invoice API (README.md, "Invoice generation"; docs/invoice.md): signup, invoice, usage, demo-invoice, subscribe.
 import Router from '@koa/router'
 import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'

@@ -1,4 +1,4 @@
-// Request schemas of the invoice API (DESIGN.md §7 rules). Shared by /invoice, /demo-invoice and
+// Request schemas of the invoice API (rules: docs/invoice.md, "Decisions where the spec is silent"). Shared by /invoice, /demo-invoice and
 // batches; the worker parses stored requests with the same schema.
 import { z } from 'zod'
 import { signupSchema } from '../platform/accounts.ts'

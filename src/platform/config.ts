@@ -119,7 +119,7 @@ const schema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   /** Lease time of the one process exporting system-wide queue gauges; another takes over this long after it dies. */
   QUEUE_SIGNAL_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
-  /** Webhook forward schedule: delay before each attempt, ms (DESIGN.md §7: now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
+  /** Webhook forward schedule: delay before each attempt, ms (docs/webhooks.md, "Decisions where the spec is silent": now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
   WEBHOOK_FORWARD_SCHEDULE_MS: z
     .string()
     .regex(/^\d+(,\d+)*$/, { error: 'must be comma-separated integers (ms)' })

@@ -9,7 +9,7 @@ import type { Config } from './config.ts'
 import type { Platform } from './platform.ts'
 
 export interface JobContract<S extends z.ZodType = z.ZodType> {
-  /** Queue name, one job kind per queue (DESIGN.md §5). */
+  /** Queue name, one job kind per queue (docs/architecture.md, "Adding a job"). */
   queue: string
   /** Payload schema, checked by the producer before enqueueing and by the worker before processing. */
   schema: S

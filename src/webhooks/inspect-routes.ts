@@ -3,7 +3,7 @@
 // script, served as a separate file, reads the captured requests through the authenticated
 // management API and renders them with textContent only, so captured content can never run. The API key is given in the URL fragment (#key=…, never sent
 // to the server) or typed into the page, and held in the script's memory only (never in web
-// storage, which any same-origin document could read: issue #15).
+// storage, which any same-origin document could read: docs/webhooks.md, "Decisions where the spec is silent").
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Router from '@koa/router'
@@ -16,7 +16,7 @@ import { endpoints, isExpired } from './store/endpoint-store.ts'
 /**
  * The page's CSP. Scripts and styles are allowed by this response's nonce, not by `'self'`: capture
  * URLs on this origin answer with any content type an account configures (text/javascript, text/css),
- * so `'self'` would let markup injected by some future bug load one of them as code (issue #15).
+ * so `'self'` would let markup injected by some future bug load one of them as code.
  */
 export const inspectCsp = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; ` +

@@ -1,4 +1,4 @@
-// The request fields added for EN 16931 e-invoices, locales and payment QR codes (issue #22).
+// The request fields added for EN 16931 e-invoices, locales and payment QR codes (docs/einvoice.md).
 // All optional: a request without them is the invoice it always was. invoice-schema.ts puts them into the
 // invoice body; einvoice-requirements.ts checks what each output format needs of them.
 import { z } from 'zod'

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { PAID_PLANS } from '../plans.ts'
 
-/** Seeded message (seeds/000): used for a missing, mistyped or unknown plan alike. */
+/** Seeded message (docs/billing.md): used for a missing, mistyped or unknown plan alike. */
 export const INVALID_PLAN = 'Invalid plan. Must be one of: starter, pro, business'
 
 export const checkoutSchema = z.object({

@@ -1,7 +1,8 @@
 // The fonts of the queue dashboard, served by us. Bull Board's page links IBM Plex from
-// fonts.googleapis.com, a request off the host on every visit (issue #15): the page's HTML gets
-// that link swapped for one CSS file built from the @fontsource packages (the same font files,
-// under the same OFL licence) and its woff2/woff files are served from node_modules.
+// fonts.googleapis.com, a request off the host on every visit (no page may make one:
+// docs/operations.md, "The admin token (decisions)"): the page's HTML gets that link swapped
+// for one CSS file built from the @fontsource packages (the same font files, under the same OFL
+// licence) and its woff2/woff files are served from node_modules.
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'

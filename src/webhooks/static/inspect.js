@@ -4,7 +4,7 @@
 // disconnected it says so and polls once per reconnect attempt as a fallback. It renders everything with textContent/createElement only: captured content is data,
 // never markup. The API key comes from the URL fragment (#key=…) or the form and lives only in
 // this script's memory: web storage of this origin is readable by any same-origin document, so
-// the key is never written there (issue #15); a reload asks again unless the link is reopened.
+// the key is never written there; a reload asks again unless the link is reopened.
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
