@@ -1,12 +1,12 @@
-// The bulk API and stored invoices (docs/bulk.md): POST /invoices/batch, GET /invoices/batch/{id},
-// GET /invoices/batch/{id}/archive, GET /invoices/{id}. A batch is accepted only whole: every row
+// The bulk API (docs/bulk.md): POST /invoices/batch, GET /invoices/batch/{id} and
+// GET /invoices/batch/{id}/archive (a row's invoice is GET /invoices/{id}, in invoice-routes.ts). A batch is accepted only whole: every row
 // valid and the quota for all of them reserved at once; its rows are then rendered in chunks by
 // the invoice-batch-render queue, beside (never ahead of) single invoices' renders.
-import type Router from '@koa/router'
+import Router from '@koa/router'
 import type { Context, Middleware, Next } from 'koa'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
-import { accountOf } from '../platform/http/auth.ts'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { HttpError, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { randomId } from '../platform/ids.ts'
@@ -16,15 +16,13 @@ import type { Platform } from '../platform/platform.ts'
 import { batchArchive } from './batch/archive.ts'
 import { bodyFormat, readBodyText, splitRows } from './batch/batch-body.ts'
 import { advanceBatch, enqueueRows } from './batch/batch-progress.ts'
-import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, invoiceIdSchema, validateRows } from './batch-schema.ts'
+import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, validateRows } from './batch-schema.ts'
 import { batches, countRows, getBatch, insertBatch, rowCounts, rowStates, type BatchDoc } from './batch/batch-store.ts'
 import { newCallbackSecret } from './batch/batch-callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { invoiceBatchWatchContract } from './job-contracts.ts'
 import { release, reserve, used } from './store/quota-store.ts'
 import type { InvoiceRequest } from './invoice-schema.ts'
-import { sendInvoiceFile } from './pdf-response.ts'
-import { storedPdf } from './store/pdf-store.ts'
 import { batchRowId } from './store/slot-key.ts'
 import { invoices } from './store/invoice-store.ts'
 
@@ -125,8 +123,10 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
   return { ...batch, status: 'processing', enqueued: true, updated_at: now }
 }
 
-/** Mounts the batch and stored-invoice routes on the invoice router. */
-export function batchRoutes(router: Router, platform: Platform, auth: Middleware): void {
+/** The bulk API: POST /invoices/batch, its status and its archive. */
+export function batchRouter(platform: Platform): Router {
+  const router = new Router({ prefix: '/api/v1' })
+  const auth = requireApiKey(platform, 'invoice')
   const staleMs = Math.max(60_000, 2 * platform.config.RENDER_TIMEOUT_MS)
 
   router.post(
@@ -210,17 +210,5 @@ export function batchRoutes(router: Router, platform: Platform, auth: Middleware
     ctx.set('Cache-Control', 'no-store')
     ctx.body = batchArchive(platform.db, rows, batch.finished_at ?? batch.created_at)
   })
-
-  router.get('/invoices/:id', auth, validate(invoiceIdSchema), async (ctx) => {
-    const { params } = input(ctx, invoiceIdSchema)
-    const doc = await invoices(platform.db, params.id).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
-    if (!doc) throw notFound('Invoice not found')
-    if (doc.status === 'done') {
-      const pdf = await storedPdf(platform.db, doc)
-      if (!pdf) throw notFound('Invoice is no longer stored')
-      return sendInvoiceFile(ctx, pdf, (doc.request as { format?: string } | undefined)?.format, `invoice-${doc._id}`)
-    }
-    if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
-    throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })
-  })
+  return router
 }

@@ -6,16 +6,13 @@ import { z } from 'zod'
 import { badRequest } from '../platform/http/errors.ts'
 import { parseAll } from '../platform/http/validate.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/safe-fetch.ts'
-import { invoiceBodySchema, type InvoiceRequest } from './invoice-schema.ts'
+import { invoiceBodySchema, storedId, type InvoiceRequest } from './invoice-schema.ts'
 
 export const MAX_BATCH_ROWS = 1_000
 /** Problems listed in a 400 (the first is also the `error` message). */
 const MAX_REPORTED = 100
 
-const id = z.string().regex(/^[0-9A-Za-z]{1,64}$/, { error: 'id is not valid' })
-
-export const batchIdSchema = z.object({ params: z.object({ id }) })
-export const invoiceIdSchema = z.object({ params: z.object({ id }) })
+export const batchIdSchema = z.object({ params: z.object({ id: storedId }) })
 export const createBatchQuerySchema = z.object({
   query: z.object({ callback_url: z.string().max(2_048).optional() }).loose(),
 })

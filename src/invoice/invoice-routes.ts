@@ -1,8 +1,9 @@
-// The invoice API (README.md, "Invoice generation"; docs/invoice.md): signup, invoice, usage, demo-invoice, subscribe.
+// The invoice API (README.md, "Invoice generation"; docs/invoice.md): signup, invoice, usage,
+// demo-invoice, subscribe, and GET /invoices/{id} (a stored invoice, e.g. a batch row's).
 import Router from '@koa/router'
 import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
-import { tooMany, unavailable } from '../platform/http/errors.ts'
+import { HttpError, notFound, tooMany, unavailable } from '../platform/http/errors.ts'
 import { createLimiter } from '../platform/http/rate-limit.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { clock, monthKey } from '../platform/clock.ts'
@@ -13,10 +14,10 @@ import type { Platform } from '../platform/platform.ts'
 import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
 import { release, reserve, used } from './store/quota-store.ts'
-import { demoInvoiceSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
-import { insertInvoice, markFailed, type InvoiceKind } from './store/invoice-store.ts'
+import { demoInvoiceSchema, invoiceIdSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
+import { insertInvoice, invoices, markFailed, type InvoiceKind } from './store/invoice-store.ts'
+import { storedPdf } from './store/pdf-store.ts'
 import { subscribe } from './store/subscriber-store.ts'
-import { batchRoutes } from './batch-routes.ts'
 import { invoiceIdempotency } from './idempotency.ts'
 import { sendInvoiceFile } from './pdf-response.ts'
 
@@ -100,7 +101,18 @@ export function invoiceRouter(platform: Platform): Router {
     ctx.body = { message: 'Subscribed. Thanks for signing up for the newsletter!' }
   })
 
-  batchRoutes(router, platform, auth)
+  router.get('/invoices/:id', auth, validate(invoiceIdSchema), async (ctx) => {
+    const { params } = input(ctx, invoiceIdSchema)
+    const doc = await invoices(platform.db, params.id).findOne({ _id: params.id, account_id: accountOf(ctx)._id })
+    if (!doc) throw notFound('Invoice not found')
+    if (doc.status === 'done') {
+      const pdf = await storedPdf(platform.db, doc)
+      if (!pdf) throw notFound('Invoice is no longer stored')
+      return sendInvoiceFile(ctx, pdf, (doc.request as { format?: string } | undefined)?.format, `invoice-${doc._id}`)
+    }
+    if (doc.status === 'failed') throw new HttpError(409, `Invoice could not be rendered: ${doc.error?.message ?? 'unknown error'}`, {}, { state: doc.status })
+    throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })
+  })
   return router
 }
 

@@ -39,5 +39,9 @@ export const demoInvoiceBodySchema = invoiceBody(MAX_DEMO_ITEMS)
 export { ITEMS_REQUIRED, type InvoiceRequest }
 
 export const subscribeSchema = signupSchema
+
+/** Ids of stored invoices and batches in a path. */
+export const storedId = z.string().regex(/^[0-9A-Za-z]{1,64}$/, { error: 'id is not valid' })
+export const invoiceIdSchema = z.object({ params: z.object({ id: storedId }) })
 export const invoiceSchema = z.object({ body: invoiceBodySchema })
 export const demoInvoiceSchema = z.object({ body: demoInvoiceBodySchema })
