@@ -1,4 +1,5 @@
-// Sticky weighted variants (docs/flags.md, "Weighted variants"): each variant owns buckets kept with the flag, so a change of
+// Sticky weighted variants (docs/flags.md, "Weighted variants"): each variant owns buckets kept
+// with the flag, so a change of
 // weights moves exactly the share of users the change requires (the total weight that shrank) and
 // no user leaves a variant whose weight did not shrink; uniform within ±1 % over 100,000 ids after
 // any number of changes; splits stored before allocations keep every assignment. Over HTTP: the

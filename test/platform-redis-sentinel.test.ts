@@ -22,7 +22,8 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
     this.timeout(120_000)
     sen = await startSentinel()
     sys = await startSystem({ env: { REDIS_URL: sen.url } })
-    // Same data, but Redis named by the master's own address (what operators do; docs/operations.md, "Redis topologies").
+    // Same data, but Redis named by the master's own address (what operators do;
+    // docs/operations.md, "Redis topologies").
     stale = await startSystem({
       services: ['invoice'],
       workers: false,

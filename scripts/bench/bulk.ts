@@ -6,7 +6,8 @@
 //   npm run bench:bulk [-- --rows 1000 --workers 1,2 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine (whose
-// writes slow down as a collection grows: docs/embedded-store.md, "What the engine costs"; use a real MongoDB for real numbers).
+// writes slow down as a collection grows: docs/embedded-store.md, "What the engine costs"; use a
+// real MongoDB for real numbers).
 import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 import { spawn, type ChildProcess } from 'node:child_process'

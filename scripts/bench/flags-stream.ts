@@ -1,4 +1,5 @@
-// Flag change-stream benchmark (docs/flags.md, "Change stream"): `npm run bench:flags-stream [-- --streams 2000 --rounds 10 --no-write]`.
+// Flag change-stream benchmark (docs/flags.md, "Change stream"): `npm run bench:flags-stream [--
+// --streams 2000 --rounds 10 --no-write]`.
 // One flags API process (`src/main.ts api --service flags`, as in production, so its RSS is its
 // own) holds STREAMS open change streams (GET /ofrep/v1/stream) of one project; a flag is changed
 // ROUNDS times through the API, and each stream's event is timed from the moment the change was

@@ -3,7 +3,8 @@
 //  2. the reference: a bare Koa app answering a small JSON body (autocannon, 50 connections);
 //  3. POST /api/v1/evaluate for 10 flags with 3 rules each (same load): throughput ratio against
 //     the reference (target ≥ 0.7) and p99 (target ≤ 10 ms);
-//  4. (docs/flags.md, "Operators") the engine per operator and for a mixed workload of flags with the new operators,
+//  4. (docs/flags.md, "Operators") the engine per operator and for a mixed workload of flags with
+//     the new operators,
 //     a segment and weighted variants (target ≥ 3,000,000 evaluations/s per core), and
 //     POST /api/v1/evaluate of 10 such flags (target ≥ 0.8 × the reference).
 //     Each engine figure is taken in a process of its own (lib/engine-rates.ts), so that one

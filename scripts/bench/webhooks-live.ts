@@ -1,4 +1,5 @@
-// Webhook live-stream benchmark (docs/webhooks.md, "Live stream"), run by `npm run bench:webhooks` after the capture
+// Webhook live-stream benchmark (docs/webhooks.md, "Live stream"), run by `npm run bench:webhooks`
+// after the capture
 // benchmark, or alone: `npm run bench:webhooks-live [-- --duration 5 --streams 1000 --no-write]`.
 //  1. capture → event latency: 100 captures/s to one endpoint, one stream open on it; p50 of
 //     (event received − capture sent) (target ≤ 100 ms);

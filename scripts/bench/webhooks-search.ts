@@ -1,4 +1,5 @@
-// Webhook search benchmark (docs/webhooks.md, "Live stream, `listen` CLI, search"): fills one endpoint with captures of realistic variety
+// Webhook search benchmark (docs/webhooks.md, "Live stream, `listen` CLI, search"): fills one
+// endpoint with captures of realistic variety
 // (several methods, sub-paths, headers, JSON bodies of ~0.5 KiB; up to --count, 100,000 by default,
 // or as many as the storage takes in --fill-seconds), with other endpoints' captures beside them,
 // then times GET …/requests?<filter>&limit=50 for each filter kind: 1-in-10 and 1-in-1,000

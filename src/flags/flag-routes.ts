@@ -1,4 +1,5 @@
-// The management API (docs/flags.md, "Endpoints"): signup, projects (with SDK-key rotation) and flags. Every
+// The management API (docs/flags.md, "Endpoints"): signup, projects (with SDK-key rotation) and
+// flags. Every
 // change of a project's flags bumps its version and is published to every API replica's cache.
 import Router from '@koa/router'
 import type { Context } from 'koa'

@@ -1,5 +1,6 @@
 // The bulk API (docs/bulk.md): POST /invoices/batch, GET /invoices/batch/{id} and
-// GET /invoices/batch/{id}/archive (a row's invoice is GET /invoices/{id}, in invoice-routes.ts). A batch is accepted only whole: every row
+// GET /invoices/batch/{id}/archive (a row's invoice is GET /invoices/{id}, in invoice-routes.ts).
+// A batch is accepted only whole: every row
 // valid and the quota for all of them reserved at once; its rows are then rendered in chunks by
 // the invoice-batch-render queue, beside (never ahead of) single invoices' renders.
 import Router from '@koa/router'

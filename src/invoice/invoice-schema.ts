@@ -1,4 +1,5 @@
-// Request schemas of the invoice API (rules: docs/invoice.md, "Decisions where the spec is silent"). Shared by /invoice, /demo-invoice and
+// Request schemas of the invoice API (rules: docs/invoice.md, "Decisions where the spec is
+// silent"). Shared by /invoice, /demo-invoice and
 // batches; the worker parses stored requests with the same schema.
 import { z } from 'zod'
 import { signupSchema } from '../platform/accounts.ts'

@@ -1,4 +1,5 @@
-// Plans and limits of every service (docs/billing.md, "Plans and limits"). The single table the code reads limits from.
+// Plans and limits of every service (docs/billing.md, "Plans and limits"). The single table the
+// code reads limits from.
 export type Service = 'invoice' | 'flags' | 'webhooks'
 export type Plan = 'free' | 'starter' | 'pro' | 'business'
 export const PLANS: Plan[] = ['free', 'starter', 'pro', 'business']

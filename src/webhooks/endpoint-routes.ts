@@ -1,4 +1,5 @@
-// The webhook-capture management API (docs/webhooks.md, "Endpoints") under /api/v1: signup, endpoints, captured
+// The webhook-capture management API (docs/webhooks.md, "Endpoints") under /api/v1: signup,
+// endpoints, captured
 // requests (list, read, raw body), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'

@@ -3,7 +3,8 @@
 // script, served as a separate file, reads the captured requests through the authenticated
 // management API and renders them with textContent only, so captured content can never run. The API key is given in the URL fragment (#key=…, never sent
 // to the server) or typed into the page, and held in the script's memory only (never in web
-// storage, which any same-origin document could read: docs/webhooks.md, "Decisions where the spec is silent").
+// storage, which any same-origin document could read: docs/webhooks.md, "Decisions where the spec
+// is silent").
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Router from '@koa/router'

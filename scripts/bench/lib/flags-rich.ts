@@ -1,4 +1,5 @@
-// The benchmarks' workload for the engine (docs/flags.md, "Operators", "Weighted variants"): flags that use the Unleash-style operators, weighted
+// The benchmarks' workload for the engine (docs/flags.md, "Operators", "Weighted variants"): flags
+// that use the Unleash-style operators, weighted
 // variants and a segment. Per-operator cases for the engine micro-benchmark, and one project per
 // SDK key seeded through the API for the HTTP run.
 import type { Platform } from '../../../src/platform/platform.ts'

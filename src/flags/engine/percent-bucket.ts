@@ -1,4 +1,5 @@
-// Percentage rollout buckets (docs/flags.md, "Rules"): murmur3 x86 32-bit, seed 0, over the UTF-8 bytes of
+// Percentage rollout buckets (docs/flags.md, "Rules"): murmur3 x86 32-bit, seed 0, over the UTF-8
+// bytes of
 // flagKey + attribute value; bucket = floor(h × 10000 / 2^32) / 100, in [0, 99.99].
 // Pure and deterministic; the scratch buffer only avoids an allocation per hash. The engine uses
 // rolloutBuckets, the same function with the flag key's part of the hash done once per flag.

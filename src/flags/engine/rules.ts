@@ -1,6 +1,7 @@
 // The rule engine: pure, no I/O. Flags are compiled once (when a project's flag set is cached)
 // into closures, so evaluating allocates nothing (the percent hash reads ASCII values in place).
-// Semantics (docs/flags.md, "Rules"): conditions of a rule are ANDed; rules are tried in order and the first
+// Semantics (docs/flags.md, "Rules"): conditions of a rule are ANDed; rules are tried in order and
+// the first
 // match serves its value (or a variant of its weighted split); no match serves the flag's default
 // (or fallthrough split); a disabled flag serves "false" (flag-types.ts for typed flags) and skips
 // its rules. Operators and their missing-attribute rules: operators.ts.

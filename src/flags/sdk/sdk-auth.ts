@@ -1,5 +1,6 @@
 // Admission of evaluation requests: the SDK key (never the API key) names one project; each key
-// gets its plan's evaluations per second (docs/billing.md, "Plans and limits"), counted in Redis across all replicas.
+// gets its plan's evaluations per second (docs/billing.md, "Plans and limits"), counted in Redis
+// across all replicas.
 // The counter is leased (createLeasedLimiter): a replica takes blocks of max(1, limit/20) points
 // from Redis and spends them in memory, so most requests make no Redis call at all (one round trip
 // per request was the largest cost of an evaluation). The counters use their own connection.

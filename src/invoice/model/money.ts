@@ -1,6 +1,7 @@
 // Invoice arithmetic in integer minor units (cents unless an ISO currency with other minor units
 // is given: JPY 0, BHD 3), exact: numbers are read as the decimals the client wrote (1.005 is
-// 1.005, not 1.00499…) and products are rounded half up (docs/invoice.md, "Decisions where the spec is silent").
+// 1.005, not 1.00499…) and products are rounded half up (docs/invoice.md, "Decisions where the
+// spec is silent").
 //   line = round(quantity × unit_price); subtotal = Σ lines; discount is flat, off the subtotal;
 //   tax = round((subtotal − discount) × tax_rate / 100); total = subtotal − discount + tax.
 

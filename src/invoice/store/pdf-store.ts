@@ -1,7 +1,8 @@
 // Where rendered PDFs live. A single or demo invoice carries its PDF on its own document: one
 // update stores it, on the latency path of POST /invoice. Batch rows are rendered a chunk at a
 // time and their PDFs go to `invoice_pdfs` in one insertMany per chunk, so a chunk of rows costs
-// a handful of write commands instead of two per row (docs/embedded-store.md, "What the engine costs": on the embedded engine every
+// a handful of write commands instead of two per row (docs/embedded-store.md, "What the engine
+// costs": on the embedded engine every
 // write command costs a copy of its collection; on MongoDB it is a round trip each).
 // Readers never care which: storedPdf() finds it either way.
 import { Binary, type Db } from 'mongodb'

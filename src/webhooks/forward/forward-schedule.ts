@@ -1,4 +1,5 @@
-// When forward attempts happen: the schedule (docs/webhooks.md, "Decisions where the spec is silent"; WEBHOOK_FORWARD_SCHEDULE_MS) and the
+// When forward attempts happen: the schedule (docs/webhooks.md, "Decisions where the spec is
+// silent"; WEBHOOK_FORWARD_SCHEDULE_MS) and the
 // durable enqueue of one attempt, used by the capture, the manual retry and the forward job itself.
 import type { Config } from '../../platform/config.ts'
 import { isDuplicateKey } from '../../platform/mongo.ts'
