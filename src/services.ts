@@ -34,6 +34,7 @@ export const ALL_COLLECTIONS = {
     'ops_readiness',
     'flag_project_counters',
     'newsletter_subscribers',
+    'webhook_forward_claims',
     'capture_bodies.files',
     'capture_bodies.chunks',
     LAYOUT_COLLECTION,

@@ -61,9 +61,10 @@ function startRun(dataDir: string, extraArgs: string[] = [], env: Record<string,
   return { proc, out: () => out, exited }
 }
 
+/** Until the start says it serves invoices end to end (its workers consume their queues). */
 async function ready(run: Run): Promise<void> {
-  const deadline = Date.now() + 90_000
-  while (!run.out().includes('Press Ctrl-C')) {
+  const deadline = Date.now() + 120_000
+  while (!run.out().includes('queueworks is ready')) {
     if (run.proc.exitCode !== null) throw new Error(`start exited with ${run.proc.exitCode}:\n${run.out()}`)
     if (Date.now() > deadline) throw new Error(`start did not come up:\n${run.out()}`)
     await new Promise((r) => setTimeout(r, 100))

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import getPort from 'get-port'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
+import { readConsumers } from '../src/platform/consumers.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { startWorkers } from '../workers/main.ts'
@@ -102,6 +103,8 @@ describe('ops: scaling and worker probes', () => {
     children.push(w1, w2)
     const queue = sys.platform.queues.queue(QueueName.InvoiceRender)
     await until('both workers connected', async () => (await queue.getWorkersCount()) >= 2, 150_000)
+    // And announced (after warming their render threads): until then invoices get 503.
+    await until('both workers consuming', async () => (await readConsumers(sys.platform, QueueName.InvoiceRender)).workers >= 2, 150_000)
 
     const key = (await post(`${sys.url.invoice}/signup`, { email: 'scale@example.com' })).json.api_key
     const account = (await findAccountByKey(sys.platform.db, 'invoice', key))!

@@ -52,6 +52,8 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
       unhook()
       // First: new requests stop counting on this process while it drains what it holds.
       await heartbeat.stop()
+      // An API in this process learns it now; one in another process within its refresh (1 s).
+      await platform.consumers.refresh()
       await closeWorkers(workers, timeoutMs)
       await closeRenderPool()
     },

@@ -136,7 +136,9 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     { _id: cap._id, 'forward.round': ref.round },
     {
       $set: {
-        'forward.status': ok ? 'delivered' : 'retrying',
+        // A refusal is final at once: left as 'retrying' until continueSchedule marks it dead, a
+        // requeue (a worker's first start on a new Redis) would schedule the next attempt.
+        'forward.status': ok ? 'delivered' : permanent ? 'dead' : 'retrying',
         'forward.last_status': status,
         'forward.last_error': error,
         'forward.next_attempt_at': null,
