@@ -159,7 +159,7 @@ describe('platform: Redis Cluster master failover', () => {
     if (process.env.DEBUG_FAILOVER) {
       console.log(`      promoted after ${promoted - t0} ms, recovered after ${recoveryMs} ms, ${recoveryMs - (promoted - t0)} ms after the promotion (invoice +${invoiceAt - t0}, ready +${readyAt - t0}), not ready from +${ready.seen.firstNotReady - t0} ms (${ready.seen.notReady} samples)`, JSON.stringify({ ...s.acc, captures: s.acc.captures.length }))
     }
-    // The bound is the issue's, from the failover (the promotion): how long the cluster takes to
+    // The bound is the one docs/operations.md promises, from the failover (the promotion): how long the cluster takes to
     // promote is Redis's cluster-node-timeout (15 s by default), not ours.
     assert.ok(recoveryMs - (promoted - t0) <= 10_000, `recovered ${recoveryMs - (promoted - t0)} ms after the promotion (${recoveryMs} ms after the kill)`)
     // Writes to the shard failed until the promotion, and readiness said so.

@@ -102,7 +102,7 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
       const value = async () => (await post(`${api2}/evaluate`, { sdk_key: sdkKey, flags: ['f'] })).json.flags.f.value
       assert.equal(await value(), 'v0')
       // Five changes; each timed from the change's 200 on replica 1 to the first evaluation on
-      // replica 2 that serves it (evaluations back to back). The bound is the issue's (1 s).
+      // replica 2 that serves it (evaluations back to back). The bound is the one the README promises (1 s).
       const took: number[] = []
       for (let i = 1; i <= 5; i++) {
         assert.equal((await call('PUT', `${api}/projects/${project.id}/flags/f`, { json: { default_value: `v${i}` }, key: apiKey })).status, 200)

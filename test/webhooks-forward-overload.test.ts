@@ -46,7 +46,9 @@ describe('webhooks: forwarding with the CPU saturated', function () {
       sys = await startSystem({
         services: ['webhooks'],
         workers: { queues: [QueueName.CaptureForward] },
-        env: { JOB_LOCK_MS: '2000', WEBHOOK_FORWARD_TIMEOUT_MS: '60000' },
+        // The forward job's lock is its claim's lease (21 s: the stalled check comes every ~5 s);
+        // the timeout outlasts the few seconds the test holds the requests.
+        env: { JOB_LOCK_MS: '2000', WEBHOOK_FORWARD_TIMEOUT_MS: '20000', WEBHOOK_FORWARD_LEASE_MS: '21000' },
       })
       // Every request waits for the test to answer it.
       target = await startTarget((_r, _i, res) => held.push(res))

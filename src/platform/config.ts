@@ -140,7 +140,7 @@ const schema = z.object({
     .string()
     .refine((s) => Buffer.from(s, 'base64').length === 32, { error: 'must be 32 bytes, base64-encoded (openssl rand -base64 32)' })
     .optional(),
-  /** Comment lines on idle flag change streams (GET /ofrep/v1/stream) this often; the issue asks ≤ 25 s. */
+  /** Comment lines on idle flag change streams (GET /ofrep/v1/stream) this often: at most 25 s, under the idle cut-off of common proxies (docs/flags.md, change stream). */
   FLAGS_STREAM_HEARTBEAT_MS: ms.max(25_000).default(20_000),
 }).superRefine((c, ctx) => {
   // On a cluster each queue gets its own hash tag after the prefix (redis-target.ts): braces in

@@ -22,7 +22,7 @@ import { presentLocalDelivery } from './store/present.ts'
 import { ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 
-/** Comment lines keep proxies and clients from calling an idle stream dead (the issue asks ≤ 25 s). */
+/** Comment lines keep proxies and clients from calling an idle stream dead (at most 25 s apart, under common proxies' idle cut-offs). */
 export const HEARTBEAT_MS = 20_000
 /** A client this far behind is cut off; it reconnects and resumes from MongoDB (bounded memory). */
 const MAX_BUFFERED = 4 * 1024 * 1024
