@@ -64,7 +64,7 @@ function startRun(dataDir: string, extraArgs: string[] = [], env: Record<string,
 /** Until the start says it serves invoices end to end (its workers consume their queues). */
 async function ready(run: Run): Promise<void> {
   const deadline = Date.now() + 120_000
-  while (!run.out().includes('queueworks is ready')) {
+  while (!run.out().includes('queueworks is ready: invoices are served')) {
     if (run.proc.exitCode !== null) throw new Error(`start exited with ${run.proc.exitCode}:\n${run.out()}`)
     if (Date.now() > deadline) throw new Error(`start did not come up:\n${run.out()}`)
     await new Promise((r) => setTimeout(r, 100))
