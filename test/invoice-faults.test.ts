@@ -35,11 +35,11 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
 async function readyWorker(sys: TestSystem): Promise<ChildProcess> {
   const q = sys.platform.queues.queue('invoice-render')
   const before = await q.getWorkersCount()
-  const present = (await readConsumers(sys.platform, 'invoice-render')).workers
   const child = spawnWorker(sys.env, ['--queues', 'invoice-render'])
   await until('the worker process to connect', async () => (await q.getWorkersCount()) > before, 60_000)
-  // And to announce itself (after warming its render threads): until then invoices get 503.
-  await until('the worker process to consume invoice-render', async () => (await readConsumers(sys.platform, 'invoice-render')).workers > present, 60_000)
+  // And to announce itself (after warming its render threads): until then invoices get 503. A
+  // killed predecessor may still count for its heartbeat's TTL; then the job waits for this one.
+  await until('a worker process to consume invoice-render', async () => (await readConsumers(sys.platform, 'invoice-render')).workers > 0, 60_000)
   return child
 }
 
