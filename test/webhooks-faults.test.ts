@@ -71,7 +71,9 @@ describe('webhooks: forwarding survives faults', function () {
         workers: { queues: [QueueName.CaptureForward, QueueName.OutboxSweep] },
         // Attempt 2 waits 8 s: the test must see it delayed in Redis before it runs (3 s was too
         // short a window on a loaded CI machine).
-        env: { REDIS_URL: redis.url, WEBHOOK_FORWARD_SCHEDULE_MS: '0,8000' },
+        // The forward job's lock is its claim's lease: 8 s here (as JOB_LOCK_MS), so a job that
+        // was active when Redis went away is taken over within the test's waits.
+        env: { REDIS_URL: redis.url, WEBHOOK_FORWARD_SCHEDULE_MS: '0,8000', WEBHOOK_FORWARD_TIMEOUT_MS: '5000', WEBHOOK_FORWARD_LEASE_MS: '8000' },
       })
     })
     after(async () => {
