@@ -55,6 +55,17 @@ const alive = (pids: number[]) => {
   return pids.filter((p) => live.has(p))
 }
 
+/** SIGKILL what a failed test may have left: the start's process tree and the start itself. */
+function killLeftovers(tree: number[], proc: ChildProcess | undefined): void {
+  for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
+}
+
 async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -86,16 +97,8 @@ describe('ops: stopping `start`', function () {
   this.timeout(240_000)
   let proc: ChildProcess | undefined
   let tree: number[] = []
-  afterEach(() => {
-    // Whatever a failed test left running.
-    for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        /* gone */
-      }
-    }
-  })
+  // Whatever a failed test left running.
+  afterEach(() => killLeftovers(tree, proc))
 
   it('SIGTERM to the process group: services drain against live redis/MongoDB, exit 0, nothing left running', async () => {
     const s = await startAll()
@@ -163,15 +166,7 @@ describe('ops: starting `start`', function () {
   this.timeout(300_000)
   let proc: ChildProcess | undefined
   let tree: number[] = []
-  afterEach(() => {
-    for (const pid of [...alive(tree), ...(proc?.pid ? [proc.pid] : [])]) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        /* gone */
-      }
-    }
-  })
+  afterEach(() => killLeftovers(tree, proc))
 
   const NO_WORKER = 'No worker is consuming invoice-render yet (the workers are starting, or none is running). Please retry in a few seconds; this request was not counted.'
 
