@@ -1,7 +1,6 @@
 // The feature-flag service as the CLI and tests see it.
 import type { ServiceDef } from '../platform/service.ts'
 import { createFlagsApp } from './app.ts'
-import { flagsServiceIndexes } from './indexes.ts'
 
 export const flagsService: ServiceDef = {
   name: 'flags',
@@ -9,6 +8,5 @@ export const flagsService: ServiceDef = {
   // The spec's paths include /api/v1 (and OFREP lives under /ofrep/v1): the base is the host root.
   basePath: '',
   createApp: createFlagsApp,
-  indexes: flagsServiceIndexes,
   awaits: [],
 }

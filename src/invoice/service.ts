@@ -2,13 +2,11 @@
 import type { ServiceDef } from '../platform/service.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
 import { createInvoiceApp } from './app.ts'
-import { invoiceServiceIndexes } from './indexes.ts'
 
 export const invoiceService: ServiceDef = {
   name: 'invoice',
   port: (c) => c.INVOICE_PORT,
   basePath: '/api/v1',
   createApp: createInvoiceApp,
-  indexes: invoiceServiceIndexes,
   awaits: [invoiceRenderContract.queue],
 }

@@ -1,9 +1,9 @@
-// What a service is to the platform: a Koa app on its own port, the MongoDB indexes it needs and
-// the queues whose job results its requests wait for. src/services.ts lists the services.
+// What a service is to the platform: a Koa app on its own port and the queues whose job results its
+// requests wait for. src/services.ts lists the services; their MongoDB indexes are in
+// src/collections.ts, which a worker loads without the apps.
 import type Koa from 'koa'
 import type { Service } from './plans.ts'
 import type { Config } from './config.ts'
-import type { IndexSpec } from './mongo.ts'
 import type { Platform } from './platform.ts'
 
 /** One app instance and what it holds beyond the request cycle (caches, subscribers, timers). */
@@ -19,7 +19,6 @@ export interface ServiceDef {
   /** Path prefix of the service's API as documented (the invoice base URL includes /api/v1). */
   basePath: string
   createApp(platform: Platform): ServiceApp
-  indexes: IndexSpec[]
   /** Queues whose job results this service's requests wait for (one QueueEvents each). */
   awaits: string[]
 }

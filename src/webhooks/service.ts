@@ -3,13 +3,11 @@
 import type { ServiceDef } from '../platform/service.ts'
 import { captureReplayContract } from './job-contracts.ts'
 import { createWebhooksApp } from './app.ts'
-import { webhooksServiceIndexes } from './indexes.ts'
 
 export const webhooksService: ServiceDef = {
   name: 'webhooks',
   port: (c) => c.WEBHOOKS_PORT,
   basePath: '',
   createApp: createWebhooksApp,
-  indexes: webhooksServiceIndexes,
   awaits: [captureReplayContract.queue],
 }

@@ -1,10 +1,15 @@
 // A pool of render threads per worker process, so a render never blocks the worker's event loop
 // (lock renewal, other queues). A worker process warms the pool as it starts (warmRenderPool).
 import { Piscina } from 'piscina'
-import type { RenderTask } from './render-thread.ts'
+import type { RenderTask, WarmEInvoiceTask } from './render-thread.ts'
 import { invoiceBodySchema } from '../invoice-schema.ts'
 
 let pool: Piscina | null = null
+let laterWarm: NodeJS.Timeout | undefined
+
+// How long after the plain-PDF warm-up the threads load the e-invoice libraries: late enough that
+// the first invoices after a start do not share the CPU with it.
+const EINVOICE_WARM_DELAY_MS = 20_000
 
 const RENDER_THREAD_YOUNG_GEN_MB = 8
 
@@ -37,9 +42,16 @@ export async function renderInPool(task: RenderTask, threads: number): Promise<B
 export async function warmRenderPool(threads: number): Promise<void> {
   const request = invoiceBodySchema.parse({ items: [{ description: 'Warm-up', quantity: 1, unit_price: 1 }] })
   await Promise.all(Array.from({ length: threads }, () => renderInPool({ request, today: new Date().toISOString().slice(0, 10) }, threads)))
+  clearTimeout(laterWarm)
+  laterWarm = setTimeout(() => {
+    const warm: WarmEInvoiceTask = { warm: 'einvoice' }
+    // A thread that misses it (piscina may give both tasks to one) loads them with its first e-invoice.
+    for (let i = 0; i < threads; i++) pool?.run(warm).catch(() => undefined)
+  }, EINVOICE_WARM_DELAY_MS).unref()
 }
 
 export async function closeRenderPool(): Promise<void> {
+  clearTimeout(laterWarm)
   const p = pool
   pool = null
   await p?.destroy()

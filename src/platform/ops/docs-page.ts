@@ -3,9 +3,11 @@
 import type { Context } from 'koa'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
-const distDir = (createRequire(import.meta.url)('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath()
+// The package's folder, found without loading its entry: that entry loads the whole 1 MB UI bundle,
+// ~0.3 s of CPU at every start for a page few requests open.
+const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
 
 /** Inline scripts are forbidden by our CSP, so the UI starts from a script file of our own. */
 const INIT_JS = `window.addEventListener('load', function () {
