@@ -24,6 +24,8 @@ function workDir(name: string): string {
 function readerEnv(curlHome: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const k of ['PATH', 'HOME', 'LANG', 'TERM', 'TMPDIR', 'USER']) if (process.env[k] !== undefined) env[k] = process.env[k]
+  // `npm test` puts the package's bins on PATH; a reader's terminal does not have them.
+  env.PATH = (env.PATH ?? '').split(':').filter((d) => !d.includes('node_modules/.bin')).join(':')
   writeFileSync(join(curlHome, '.curlrc'), 'fail-with-body\nshow-error\n')
   env.CURL_HOME = curlHome
   return env
