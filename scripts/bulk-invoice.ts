@@ -6,9 +6,12 @@
 //                           [--out batch.zip] [--callback-url https://…] [--idempotency-key K]
 //
 // INVOICE_URL and INVOICE_API_KEY may be given in the environment instead of --url and --key.
-// Exit status: 0 all rows rendered, 2 some rows failed, 1 the batch could not be submitted.
+// Exit status: 0 all rows rendered, 2 some rows failed, 1 the batch could not be submitted or its
+// archive not downloaded. Output is a file only when the answer is the file: an error is printed,
+// and the ZIP is written under FILE.zip.part and renamed once complete (docs/bulk.md).
 import { createHash } from 'node:crypto'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { createWriteStream, readFileSync, renameSync, rmSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
@@ -26,6 +29,22 @@ const { values, positionals } = parseArgs({
   },
 })
 
+// `npm run` starts scripts in the package's folder; INIT_CWD is where the user typed the command,
+// which is what the file names on the command line are relative to.
+const here = (path: string) => resolve(process.env.INIT_CWD ?? process.cwd(), path)
+
+/** The error an answer carries (`{"error": …}` of the API), else its status text. */
+async function errorOf(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '')
+  try {
+    const body = JSON.parse(text) as { error?: unknown }
+    if (typeof body.error === 'string') return body.error
+  } catch {
+    /* not JSON */
+  }
+  return text.trim().slice(0, 500) || res.statusText
+}
+
 function die(msg: string): never {
   console.error(`bulk-invoice: ${msg}`)
   process.exit(1)
@@ -35,7 +54,7 @@ async function main() {
   const file = positionals[0]
   if (!file) die('usage: bulk-invoice FILE.jsonl [--url URL] [--key API_KEY] [--out FILE.zip] [--callback-url URL]')
   if (!values.key) die('an API key is required (--key or INVOICE_API_KEY)')
-  const body = readFileSync(file)
+  const body = readFileSync(here(file))
   const base = values.url!.replace(/\/+$/, '')
   const auth = { authorization: `Bearer ${values.key}` }
   const idemKey = values['idempotency-key'] ?? `bulk-${createHash('sha256').update(body).update(values['callback-url'] ?? '').digest('hex').slice(0, 40)}`
@@ -65,7 +84,7 @@ async function main() {
     const r = await fetch(accepted.status_url, { headers: auth })
     if (!r.ok) {
       bar.stop()
-      die(`status request failed (${r.status}): ${((await r.json().catch(() => ({}))) as any).error ?? r.statusText}`)
+      die(`status request failed (${r.status}): ${await errorOf(r)}`)
     }
     status = await r.json()
     bar.update(status.counts.done + status.counts.failed, { done: status.counts.done, failed: status.counts.failed })
@@ -74,10 +93,18 @@ async function main() {
   }
   bar.stop()
 
-  const out = values.out ?? `batch-${accepted.batch_id}.zip`
+  const out = here(values.out ?? `batch-${accepted.batch_id}.zip`)
   const zip = await fetch(accepted.archive_url, { headers: auth })
-  if (!zip.ok || !zip.body) die(`archive download failed (${zip.status})`)
-  await pipeline(Readable.fromWeb(zip.body as any), createWriteStream(out))
+  if (!zip.ok || !zip.body) die(`archive download failed (${zip.status}): ${await errorOf(zip)}; nothing written to ${out}`)
+  // A download cut short never leaves a truncated ZIP under the name the user asked for.
+  const part = `${out}.part`
+  try {
+    await pipeline(Readable.fromWeb(zip.body as any), createWriteStream(part))
+    renameSync(part, out)
+  } catch (err) {
+    rmSync(part, { force: true })
+    die(`archive download failed: ${(err as Error).message}; nothing written to ${out}`)
+  }
 
   const failed = status.rows.filter((r: any) => r.state === 'failed')
   console.log(`done: ${status.counts.done} rendered, ${failed.length} failed; PDFs in ${out}`)

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 import { account, row, unzip, usage } from './helpers/invoice-batch.ts'
 
-function runCli(args: string[]): Promise<{ code: number | null; out: string }> {
+function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bulk-invoice.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bulk-invoice.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (b) => (out += b))
     child.stderr.on('data', (b) => (out += b))
@@ -51,5 +51,17 @@ describe('scripts/bulk-invoice.ts', () => {
     const r = await runCli([file, '--url', sys.url.invoice, '--key', key])
     assert.equal(r.code, 1)
     assert.match(r.out, /batch refused \(400\)[\s\S]*rows\[1\]\.items\[0\]\.quantity must be > 0/)
+  })
+
+  it('a refused batch prints the API error and writes no ZIP; file names are relative to where `npm run` was typed (INIT_CWD)', async () => {
+    const { key } = await account(sys, 'free')
+    // The free plan's 5 invoices a month cannot cover 6 rows: 429, nothing reserved.
+    writeFileSync(join(dir, 'six.jsonl'), [1, 2, 3, 4, 5, 6].map((i) => JSON.stringify(row(i))).join('\n') + '\n')
+    // `npm run` starts the script in the package folder and says in INIT_CWD where the user was.
+    const r = await runCli(['six.jsonl', '--url', sys.url.invoice, '--key', key, '--out', 'refused.zip'], { ...process.env, INIT_CWD: dir })
+    assert.equal(r.code, 1, r.out)
+    assert.match(r.out, /^bulk-invoice: batch refused \(429\): Monthly limit reached: this batch needs 6 invoices but only 5 remain this month/m)
+    assert.deepEqual([existsSync(join(dir, 'refused.zip')), existsSync(join(dir, 'refused.zip.part')), existsSync('refused.zip')], [false, false, false])
+    assert.equal(await usage(sys, key), 0)
   })
 })
