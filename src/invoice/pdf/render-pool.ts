@@ -36,16 +36,20 @@ export async function renderInPool(task: RenderTask, threads: number): Promise<B
 }
 
 /**
- * Start the threads and render one small invoice in each: a cold thread loads pdfmake and the
- * fonts first, which on a busy machine took longer than the first request could wait.
+ * Start the pool's first thread and render one small invoice in it: a cold thread loads pdfmake and
+ * the fonts first (~1 s of CPU), which on a busy machine took longer than the first request could
+ * wait. Only the first: the pool keeps one thread (more are started as renders queue, and end when
+ * idle), and warming every thread at once doubled that load while the whole system was starting.
+ * The others start with the e-invoice warm-up below.
  */
 export async function warmRenderPool(threads: number): Promise<void> {
   const request = invoiceBodySchema.parse({ items: [{ description: 'Warm-up', quantity: 1, unit_price: 1 }] })
-  await Promise.all(Array.from({ length: threads }, () => renderInPool({ request, today: new Date().toISOString().slice(0, 10) }, threads)))
+  await renderInPool({ request, today: new Date().toISOString().slice(0, 10) }, threads)
   clearTimeout(laterWarm)
   laterWarm = setTimeout(() => {
     const warm: WarmEInvoiceTask = { warm: 'einvoice' }
-    // A thread that misses it (piscina may give both tasks to one) loads them with its first e-invoice.
+    // Tasks at once make the pool start its other threads. A thread that misses one (piscina may
+    // give two to the same thread) loads the libraries with its first e-invoice.
     for (let i = 0; i < threads; i++) pool?.run(warm).catch(() => undefined)
   }, EINVOICE_WARM_DELAY_MS).unref()
 }

@@ -1,0 +1,7 @@
+const c0 = process.cpuUsage(); const t0 = performance.now()
+const m = await import('./src/invoice/pdf/render-pool.ts')
+const c1 = process.cpuUsage(c0); const t1 = performance.now()
+await m.warmRenderPool(Number(process.env.N ?? 2))
+const c2 = process.cpuUsage(); const t2 = performance.now()
+console.log('import', ((c1.user + c1.system) / 1e6).toFixed(2), 's cpu', Math.round(t1 - t0), 'ms; warm', ((c2.user + c2.system - c1.user - c1.system - c0.user - c0.system) / 1e6).toFixed(2), 's cpu', Math.round(t2 - t1), 'ms')
+await m.closeRenderPool()
