@@ -7,6 +7,7 @@ import { xmlLineBreaks } from '../model/einvoice-text.ts'
 import { currencyExponent, decimal, decimalString, formatQuantity } from '../model/money.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory, type VatTotals } from '../model/vat.ts'
+import { reasonName } from '../model/allowance-codes.ts'
 
 /** Peppol BIS Billing 3.0 (the `ubl` format). */
 export const PEPPOL_CUSTOMIZATION = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0'
@@ -83,16 +84,38 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
     inv['cac:PaymentMeans'] = [means]
   }
   if (p?.terms) inv['cac:PaymentTerms'] = { 'cbc:Note': p.terms }
-  if (totals.discount > 0n) {
-    inv['cac:AllowanceCharge'] = totals.groups
-      .filter((g) => g.allowance > 0n)
-      .map((g) => ({
-        'cbc:ChargeIndicator': 'false',
-        'cbc:AllowanceChargeReason': 'Discount',
-        ...money('cbc:Amount', g.allowance),
-        'cac:TaxCategory': taxCategory(g.category, g.rate, false),
-      }))
+  // Document-level allowances and charges (BG-20, BG-21): the flat discount's share per VAT group
+  // (one category per allowance, BR-32), then the request's own, in the order sent.
+  const reason = (kind: 'allowance' | 'charge', a: { reason?: string; reason_code?: string }): Json => {
+    const out: Json = {}
+    if (a.reason_code) out['cbc:AllowanceChargeReasonCode'] = a.reason_code
+    // A code without a text gets its name in the invoice's language, so the XML reads like the PDF.
+    const text = a.reason ?? (a.reason_code ? reasonName(kind, a.reason_code, req.locale) : undefined)
+    if (text) out['cbc:AllowanceChargeReason'] = text
+    return out
   }
+  const documentLevel: Json[] = totals.groups
+    .filter((g) => g.discount > 0n)
+    .map((g) => ({
+      'cbc:ChargeIndicator': 'false',
+      ...reason('allowance', { reason_code: '95' }),
+      ...money('cbc:Amount', g.discount),
+      'cac:TaxCategory': taxCategory(g.category, g.rate, false),
+    }))
+  for (const kind of ['allowance', 'charge'] as const) {
+    const sent = (kind === 'allowance' ? req.allowances : req.charges) ?? []
+    const computed = kind === 'allowance' ? totals.allowances : totals.charges
+    sent.forEach((a, i) => {
+      const c = computed[i]!
+      documentLevel.push({
+        'cbc:ChargeIndicator': kind === 'charge' ? 'true' : 'false',
+        ...reason(kind, a),
+        ...money('cbc:Amount', c.amount),
+        'cac:TaxCategory': taxCategory(c.category, c.rate, false),
+      })
+    })
+  }
+  if (documentLevel.length) inv['cac:AllowanceCharge'] = documentLevel
   inv['cac:TaxTotal'] = [
     {
       ...money('cbc:TaxAmount', totals.tax),
@@ -107,17 +130,24 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
     ...money('cbc:LineExtensionAmount', totals.subtotal),
     ...money('cbc:TaxExclusiveAmount', totals.taxable),
     ...money('cbc:TaxInclusiveAmount', totals.total),
-    ...(totals.discount > 0n ? money('cbc:AllowanceTotalAmount', totals.discount) : {}),
+    ...(totals.allowanceTotal > 0n ? money('cbc:AllowanceTotalAmount', totals.allowanceTotal) : {}),
+    ...(totals.chargeTotal > 0n ? money('cbc:ChargeTotalAmount', totals.chargeTotal) : {}),
     ...money('cbc:PayableAmount', totals.total),
   }
   inv['cac:LegalMonetaryTotal'] = legal
   inv['cac:InvoiceLine'] = req.items.map((item, i) => {
     const t = totals.lineTax[i]!
+    // Line allowances and charges (BG-27, BG-28) carry no VAT category: the line's applies.
+    const adjustments: Json[] = [
+      ...(item.allowances ?? []).map((a, j) => ({ 'cbc:ChargeIndicator': 'false', ...reason('allowance', a), ...money('cbc:Amount', totals.lineAllowances[i]![j]!) })),
+      ...(item.charges ?? []).map((c, j) => ({ 'cbc:ChargeIndicator': 'true', ...reason('charge', c), ...money('cbc:Amount', totals.lineCharges[i]![j]!) })),
+    ]
     return {
       'cbc:ID': String(i + 1),
       'cbc:InvoicedQuantity': formatQuantity(item.quantity),
       'cbc:InvoicedQuantity@unitCode': item.unit ?? 'C62',
       ...money('cbc:LineExtensionAmount', totals.lines[i]!),
+      ...(adjustments.length ? { 'cac:AllowanceCharge': adjustments } : {}),
       'cac:Item': { 'cbc:Name': itemName(item.description), 'cac:ClassifiedTaxCategory': taxCategory(t.category, t.rate, false) },
       'cac:Price': price(item.unit_price, item.unit ?? 'C62', currency),
     }

@@ -26,6 +26,9 @@ interface Party {
 
 export interface RequirementInput {
   items: { tax_rate?: number; tax_category?: TaxCategory }[]
+  /** Document-level allowances and charges: their categories count like the lines'. */
+  allowances?: { tax_rate?: number; tax_category?: TaxCategory }[]
+  charges?: { tax_rate?: number; tax_category?: TaxCategory }[]
   from?: Party
   to?: Party
   invoice_number?: string
@@ -85,7 +88,8 @@ export function formatProblems(req: RequirementInput): string[] {
   const f = `for format ${format}`
   const from = req.from ?? {}
   const to = req.to ?? {}
-  const categories = new Set(req.items.map((i) => lineTaxOf(i, req).category))
+  const adjustments = [...(req.allowances ?? []), ...(req.charges ?? [])].filter((a) => a.tax_category !== undefined || a.tax_rate !== undefined)
+  const categories = new Set([...req.items, ...adjustments].map((i) => lineTaxOf(i, req).category))
 
   out.push(...xmlTextProblems(req as unknown as Parameters<typeof xmlTextProblems>[0], f))
   need(req.invoice_number, 'invoice_number', 'BT-1', f)

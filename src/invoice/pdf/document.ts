@@ -11,6 +11,7 @@ import { formatterFor } from './locale-format.ts'
 import { paymentQr } from '../model/payment-qr.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory } from '../model/vat.ts'
+import { reasonText } from '../model/allowance-codes.ts'
 
 const INK = '#1f2933'
 const MUTED = '#6b7280'
@@ -29,6 +30,12 @@ function allText(req: InvoiceRequest, extra: string[]): string[] {
     if (typeof v === 'string') out.push(v)
   }
   for (const i of req.items) push(i.description)
+  // Allowance and charge reasons, and the code names printed for those sent without one.
+  const reasons = (kind: 'allowance' | 'charge', list?: { reason?: string; reason_code?: string }[]) => list?.forEach((a) => push(reasonText(kind, a, req.locale)))
+  for (const i of [...req.items, req]) {
+    reasons('allowance', i.allowances)
+    reasons('charge', i.charges)
+  }
   for (const p of [req.from, req.to, req.payment]) if (p) Object.values(p).forEach(push)
   ;[req.invoice_number, req.date, req.due_date, req.currency_symbol, req.notes, req.footer, req.payment_info].forEach(push)
   ;[req.buyer_reference, req.order_reference, req.preceding_invoice_number, req.tax_exemption_reason].forEach(push)
@@ -59,7 +66,9 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   const exemptions = [...new Set(totals.groups.filter((g) => g.category !== 'S' && g.category !== 'Z').map((g) => g.category))]
   // Lines show their VAT when rates differ by line or categories are used; else the single
   // "Tax (x%)" row stays as it always was.
-  const breakdown = req.items.some((i) => i.tax_rate !== undefined || i.tax_category !== undefined) || req.tax_category !== undefined || totals.groups.length > 1
+  // Document-level allowances and charges have their own VAT, so they show it too.
+  const documentLevel = (req.allowances?.length ?? 0) + (req.charges?.length ?? 0) > 0
+  const breakdown = req.items.some((i) => i.tax_rate !== undefined || i.tax_category !== undefined) || req.tax_category !== undefined || totals.groups.length > 1 || documentLevel
   const vatLabel = (g: { category: TaxCategory; rate: number }) => `${f.rate(g.rate)}%${g.category === 'S' ? '' : ` (${g.category})`}`
   const printed = [...Object.values(L), money(totals.total), money(-totals.discount), ...req.items.map((i) => f.unitPrice(i.unit_price))]
   const base: FontName = !opts.embedFonts && allText(req, printed).every(isWinAnsi) ? 'Helvetica' : 'NotoSans'
@@ -120,8 +129,15 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     ...(breakdown ? [t(L.vat, { style: 'th', alignment: 'right' })] : []),
     t(L.amount, { style: 'th', alignment: 'right' }),
   ]
+  // A line's allowances and charges print under its description; its amount is the net (BT-131).
+  const lineAdjustments = (item: InvoiceRequest['items'][number], i: number): string[] => [
+    ...(item.allowances ?? []).map((a, j) => `${reasonText('allowance', a, req.locale)}: ${money(-totals.lineAllowances[i]![j]!)}`),
+    ...(item.charges ?? []).map((c, j) => `${reasonText('charge', c, req.locale)}: +${money(totals.lineCharges[i]![j]!)}`),
+  ]
   const rows = req.items.map((item, i) => [
-    t(item.description),
+    lineAdjustments(item, i).length
+      ? { stack: [t(item.description), ...lineAdjustments(item, i).map((s) => t(s, { fontSize: 8, color: MUTED }))] }
+      : t(item.description),
     t(f.quantity(item.quantity), { alignment: 'right' }),
     t(f.unitPrice(item.unit_price), { alignment: 'right' }),
     ...(breakdown ? [t(vatLabel(totals.lineTax[i]!), { alignment: 'right' })] : []),
@@ -145,6 +161,10 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   if (req.discount !== undefined && totals.discount > 0n) {
     totalRows.push([t(L.discount, { color: MUTED }), t(money(-totals.discount), { alignment: 'right' })])
   }
+  // Document-level allowances and charges, each with the VAT rate it is taxed at.
+  const vatOf = (a: { category: TaxCategory; rate: number }) => ` (${L.vat} ${vatLabel(a)})`
+  req.allowances?.forEach((a, i) => totalRows.push([t(reasonText('allowance', a, req.locale) + vatOf(totals.allowances[i]!), { color: MUTED }), t(money(-totals.allowances[i]!.amount), { alignment: 'right' })]))
+  req.charges?.forEach((c, i) => totalRows.push([t(reasonText('charge', c, req.locale) + vatOf(totals.charges[i]!), { color: MUTED }), t(money(totals.charges[i]!.amount), { alignment: 'right' })]))
   if (breakdown) {
     // The VAT breakdown (EN 16931 BG-23): one row per category and rate, on its taxable amount.
     for (const g of totals.groups) {
