@@ -8,18 +8,14 @@ import { currencyExponent, decimal, decimalString, formatQuantity } from '../mod
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory, type VatTotals } from '../model/vat.ts'
 import { reasonName } from '../model/allowance-codes.ts'
+import { exemptionNote, latePaymentMentions, registerNote } from '../model/legal-wording.ts'
 
 /** Peppol BIS Billing 3.0 (the `ubl` format). */
 export const PEPPOL_CUSTOMIZATION = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0'
 export const PEPPOL_PROFILE = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0'
 
-/** Exemption reason codes (VATEX, BT-121) and their standard texts (BT-120) for the categories that need one. */
-const EXEMPTION: Partial<Record<TaxCategory, { code: string; text: string }>> = {
-  AE: { code: 'VATEX-EU-AE', text: 'Reverse charge' },
-  K: { code: 'VATEX-EU-IC', text: 'Intra-Community supply' },
-  G: { code: 'VATEX-EU-G', text: 'Export outside the EU' },
-  O: { code: 'VATEX-EU-O', text: 'Not subject to VAT' },
-}
+/** Exemption reason codes (VATEX, BT-121) of the categories that need one; their texts (BT-120) are legal-wording.ts's. */
+const EXEMPTION: Partial<Record<TaxCategory, string>> = { AE: 'VATEX-EU-AE', K: 'VATEX-EU-IC', G: 'VATEX-EU-G', O: 'VATEX-EU-O' }
 
 type Party = NonNullable<InvoiceRequest['from']>
 type Json = Record<string, unknown>
@@ -43,8 +39,8 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
       const ex = EXEMPTION[category]
       if (category === 'E') out['cbc:TaxExemptionReason'] = req.tax_exemption_reason!
       else if (ex) {
-        out['cbc:TaxExemptionReasonCode'] = ex.code
-        out['cbc:TaxExemptionReason'] = req.tax_exemption_reason ?? ex.text
+        out['cbc:TaxExemptionReasonCode'] = ex
+        out['cbc:TaxExemptionReason'] = req.tax_exemption_reason ?? exemptionNote(category, req.locale)!
       }
     }
     out['cac:TaxScheme'] = { 'cbc:ID': 'VAT' }
@@ -65,7 +61,7 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
   if (req.buyer_reference) inv['cbc:BuyerReference'] = req.buyer_reference
   if (req.order_reference) inv['cac:OrderReference'] = { 'cbc:ID': req.order_reference }
   if (req.preceding_invoice_number) inv['cac:BillingReference'] = [{ 'cac:InvoiceDocumentReference': { 'cbc:ID': req.preceding_invoice_number } }]
-  inv['cac:AccountingSupplierParty'] = { 'cac:Party': party(req.from!, true) }
+  inv['cac:AccountingSupplierParty'] = { 'cac:Party': party(req.from!, true, req.locale) }
   inv['cac:AccountingCustomerParty'] = { 'cac:Party': party(req.to!, false) }
   if (req.delivery_date || totals.groups.some((g) => g.category === 'K')) {
     const delivery: Json = {}
@@ -83,7 +79,9 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
     means['cac:PayeeFinancialAccount'] = account
     inv['cac:PaymentMeans'] = [means]
   }
-  if (p?.terms) inv['cac:PaymentTerms'] = { 'cbc:Note': p.terms }
+  // BT-20 carries the penalties too (EN 16931: "including description of possible penalties").
+  const terms = [p?.terms, ...latePaymentMentions(req, (m) => `${decimalString(m, exp)} ${currency}`)].filter(Boolean).join('\n')
+  if (terms) inv['cac:PaymentTerms'] = { 'cbc:Note': terms }
   // Document-level allowances and charges (BG-20, BG-21): the flat discount's share per VAT group
   // (one category per allowance, BR-32), then the request's own, in the order sent.
   const reason = (kind: 'allowance' | 'charge', a: { reason?: string; reason_code?: string }): Json => {
@@ -193,7 +191,7 @@ function address(p: Party): Json {
   return a
 }
 
-function party(p: Party, seller: boolean): Json {
+function party(p: Party, seller: boolean, locale?: string): Json {
   const out: Json = {}
   if (p.peppol_id) {
     const [scheme, id] = [p.peppol_id.slice(0, 4), p.peppol_id.slice(5)]
@@ -210,7 +208,12 @@ function party(p: Party, seller: boolean): Json {
   // The seller may have a VAT id and a tax number; the buyer has one scheme (an object, not a list).
   if (schemes.length) out['cac:PartyTaxScheme'] = seller ? schemes : schemes[0]
   const legal: Json = { 'cbc:RegistrationName': p.name! }
-  if (p.legal_id) legal['cbc:CompanyID'] = p.legal_id
+  // BT-30: the legal id sent, else the SIREN, else the register number (all identify the seller).
+  const legalId = p.legal_id ?? (seller ? (p.siren ?? p.register?.number) : undefined)
+  if (legalId) legal['cbc:CompanyID'] = legalId
+  // BT-33, the seller's additional legal information: its register entry (CII: einvoice-render.ts).
+  const info = seller ? registerNote(p.register, locale) : undefined
+  if (info) legal['cbc:CompanyLegalForm'] = info
   out['cac:PartyLegalEntity'] = legal
   if (seller && (p.contact || p.phone || p.email)) {
     const c: Json = {}

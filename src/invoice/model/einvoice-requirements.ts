@@ -20,6 +20,8 @@ interface Party {
   vat_id?: string
   tax_number?: string
   legal_id?: string
+  siren?: string
+  register?: { number?: string }
   contact?: string
   peppol_id?: string
 }
@@ -107,7 +109,8 @@ export function formatProblems(req: RequirementInput): string[] {
   // A buyer must be able to identify the seller: a tax number (BT-32) alone does not (BR-CO-26).
   // Of the three terms that do, the request has BT-30 and BT-31 (the e-invoice library 2.3.4 does
   // not write a seller identifier BT-29 into CII, so the request offers none).
-  if (!from.legal_id && !from.vat_id) {
+  // A SIREN or a commercial register number is a legal registration id (BT-30) too.
+  if (!from.legal_id && !from.vat_id && !from.siren && !from.register?.number) {
     out.push(`from.legal_id (BT-30) or from.vat_id (BT-31) is required ${f} (BR-CO-26; a tax number, BT-32, does not identify the seller)`)
   }
 

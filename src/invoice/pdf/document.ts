@@ -12,6 +12,7 @@ import { paymentQr } from '../model/payment-qr.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory } from '../model/vat.ts'
 import { reasonText } from '../model/allowance-codes.ts'
+import { exemptionNote, latePaymentMentions, registerNote } from '../model/legal-wording.ts'
 
 const INK = '#1f2933'
 const MUTED = '#6b7280'
@@ -37,13 +38,12 @@ function allText(req: InvoiceRequest, extra: string[]): string[] {
     reasons('charge', i.charges)
   }
   for (const p of [req.from, req.to, req.payment]) if (p) Object.values(p).forEach(push)
+  if (req.from?.register) Object.values(req.from.register).forEach(push)
   ;[req.invoice_number, req.date, req.due_date, req.currency_symbol, req.notes, req.footer, req.payment_info].forEach(push)
   ;[req.buyer_reference, req.order_reference, req.preceding_invoice_number, req.tax_exemption_reason].forEach(push)
   return out
 }
 
-/** Standard texts for categories whose breakdown needs an exemption reason (EN 16931 BT-120). */
-const EXEMPT_TEXT: Partial<Record<TaxCategory, string>> = { AE: 'Reverse charge', K: 'Intra-Community supply', G: 'Export outside the EU', O: 'Not subject to VAT' }
 
 /** IBANs print in groups of four. */
 const groupIban = (iban: string) => iban.replace(/(.{4})(?=.)/g, '$1 ')
@@ -80,7 +80,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   }
   type Party = NonNullable<InvoiceRequest['from']>
   const partyBlock = (title: string, p?: Party): Content[] => {
-    if (!p || !Object.values(p).some((v) => v && v.trim())) return []
+    if (!p || !Object.values(p).some((v) => typeof v === 'string' && v.trim())) return []
     const lines: Content[] = [t(title.toUpperCase(), { style: 'label' })]
     if (p.name) lines.push(t(p.name, { bold: true, margin: [0, 2, 0, 1] }))
     if (p.address) lines.push(t(p.address))
@@ -93,17 +93,23 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     if (p.phone) lines.push(t(p.phone, { color: MUTED }))
     if (p.vat_id) lines.push(t(`${L.vatId}: ${p.vat_id}`, { color: MUTED }))
     if (p.tax_number) lines.push(t(`${L.taxNumber}: ${p.tax_number}`, { color: MUTED }))
+    // French company ids, printed as they are usually written (groups of three, the SIRET's NIC apart).
+    if (p.siren) lines.push(t(`SIREN: ${p.siren.replace(/(\d{3})(\d{3})(\d{3})/, '$1 $2 $3')}`, { color: MUTED }))
+    if (p.siret) lines.push(t(`SIRET: ${p.siret.replace(/(\d{3})(\d{3})(\d{3})(\d{5})/, '$1 $2 $3 $4')}`, { color: MUTED }))
     return lines
   }
 
   const metaRow = (label: string, value: string): Content => ({ columns: [t(label, { color: MUTED, alignment: 'right' }), t(value, { alignment: 'right', width: 'auto' })], columnGap: 8 })
-  const title = req.document_type === 'credit_note' ? L.creditNote : L.invoice
+  const creditNote = req.document_type === 'credit_note'
+  const title = creditNote ? L.creditNote : L.invoice
   const meta: Content[] = [
-    t(title.toLocaleUpperCase(req.locale ?? 'en'), { style: 'title', alignment: 'right' }),
+    // Long titles ("RECHNUNGSKORREKTUR") shrink to stay on one line of the 220 pt column.
+    t(title.toLocaleUpperCase(req.locale ?? 'en'), { style: 'title', alignment: 'right', fontSize: Math.min(24, Math.floor(210 / (title.length * 0.75))) }),
     t(req.invoice_number ?? 'INV-001', { alignment: 'right', bold: true, margin: [0, 2, 0, 6] }),
     metaRow(L.date, f.date(req.date ?? opts.today)),
   ]
-  if (req.due_date) meta.push(metaRow(L.dueDate, f.date(req.due_date)))
+  // A credit note is paid by the seller: no due date for the recipient.
+  if (req.due_date && !creditNote) meta.push(metaRow(L.dueDate, f.date(req.due_date)))
   if (req.delivery_date) meta.push(metaRow(L.deliveryDate, f.date(req.delivery_date)))
   if (req.buyer_reference) meta.push(metaRow(L.buyerReference, req.buyer_reference))
   if (req.order_reference) meta.push(metaRow(L.orderReference, req.order_reference))
@@ -118,7 +124,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   const header: Content = { columns: [{ width: '*', stack: [brand] }, { width: 220, stack: meta }], margin: [0, 0, 0, 24] }
 
   const from = partyBlock(L.from, req.from)
-  const to = partyBlock(L.billTo, req.to)
+  const to = partyBlock(creditNote ? L.creditTo : L.billTo, req.to)
   const parties: Content | null =
     from.length || to.length ? { columns: [{ width: '*', stack: from }, { width: '*', stack: to }], columnGap: 24, margin: [0, 0, 0, 20] } : null
 
@@ -198,7 +204,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     body && body.trim() ? [{ stack: [t(title.toUpperCase(), { style: 'label' }), t(body, { margin: [0, 3, 0, 0] })], margin: [0, 18, 0, 0], unbreakable: body.length < 1500 }] : []
 
   const exemptionText = exemptions.length
-    ? exemptions.map((c) => (c === 'E' || req.tax_exemption_reason ? req.tax_exemption_reason ?? '' : EXEMPT_TEXT[c]!)).filter((x, i, a) => x && a.indexOf(x) === i).join('\n')
+    ? exemptions.map((c) => (c === 'E' || req.tax_exemption_reason ? req.tax_exemption_reason ?? '' : exemptionNote(c, req.locale)!)).filter((x, i, a) => x && a.indexOf(x) === i).join('\n')
     : undefined
 
   const p = req.payment
@@ -209,6 +215,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
         p.bic && `BIC: ${p.bic}`,
         p.reference && `${L.reference}: ${p.reference}`,
         p.terms && `${L.terms}: ${p.terms}`,
+        ...latePaymentMentions(req, money),
       ].filter(Boolean).join('\n')
     : ''
   const inlineQr = qr && !qr.page ? qr : null
@@ -224,7 +231,8 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
       } as Content]
     : []
 
-  const footerText = req.footer ? clean(req.footer) : ''
+  // The register entry German company law asks for on business documents, under the sender's own footer.
+  const footerText = [req.footer ? clean(req.footer) : '', registerNote(req.from?.register, req.locale) ?? ''].filter(Boolean).join('\n')
   const doc: TDocumentDefinitions = {
     pageSize: 'A4',
     pageMargins: [48, 48, 48, 64],
