@@ -4,7 +4,7 @@
 // (`to.vat_id (BT-48) is required for …`) so a client can fix the request in one pass.
 import { currencyExponent } from './money.ts'
 import { xmlTextProblems } from './einvoice-text.ts'
-import { swissProblem } from './payment-qr.ts'
+import { rfReference, swissProblem } from './payment-qr.ts'
 import type { InvoiceRequest } from './invoice-request.ts'
 import { XML_FORMATS, type InvoiceFormat } from './einvoice-schema.ts'
 import { lineTaxOf, type TaxCategory } from './vat.ts'
@@ -172,6 +172,10 @@ function qrProblems(req: RequirementInput, out: string[]): void {
   if (!req.payment?.iban) out.push(`payment.iban (BT-84) is required ${why}`)
   if (!(req.from?.name || req.payment?.account_name)) out.push(`from.name (BT-27) is required ${why}`)
   if (kind === 'epc' && req.currency !== 'EUR') out.push(`currency (BT-5) must be EUR ${why}`)
+  // A mistyped RF reference would send the payment unmatched: refused rather than sent as text.
+  if (kind === 'epc' && rfReference(req.payment?.reference)?.valid === false) {
+    out.push(`payment.reference (BT-83) is written as an RF creditor reference but its check digits are wrong (ISO 11649) ${why}`)
+  }
   if (kind === 'swiss') {
     if (req.currency !== 'CHF' && req.currency !== 'EUR') out.push(`currency (BT-5) must be CHF or EUR ${why}`)
     if (req.payment?.iban && !/^(CH|LI)/.test(req.payment.iban)) out.push(`payment.iban (BT-84) must be a Swiss or Liechtenstein IBAN ${why}`)
