@@ -8,7 +8,8 @@ import assert from 'node:assert/strict'
 import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { fullRequest, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
-import { peppolFindings } from './helpers/peppol-rules.ts'
+import { ruleFindings } from './helpers/peppol-rules.ts'
+import { CII_XSD } from './helpers/einvoice.ts'
 
 /** Both parties addressed by Peppol participant ids, as a Peppol network requires (EAS code list). */
 const peppol = (extra: Record<string, unknown>) => {
@@ -58,10 +59,23 @@ describe('ubl against the Peppol BIS Billing 3.0 and EN 16931 Schematron rules',
 
   it('no fatal finding on any generated document; the broken one fails BR-CO-16', function () {
     this.timeout(120_000)
-    const findings = peppolFindings(documents)
+    const findings = ruleFindings(documents, ['PEPPOL-EN16931-UBL', 'CEN-EN16931-UBL'])
     if (!findings) return // skipped and reported by the helper
     const fatal = findings.filter((f) => f.flag === 'fatal' && f.document !== 'broken').map((f) => `${f.document}: ${f.ruleSet} ${f.id} ${f.text}`)
     assert.deepEqual(fatal, [])
     assert.deepEqual(findings.filter((f) => f.document === 'broken').map((f) => [f.ruleSet, f.id, f.flag]), [['CEN-EN16931-UBL', 'BR-CO-16', 'fatal']])
+  })
+
+  it('xrechnung (CII): the EN 16931 CII rules find nothing fatal in the same invoices, allowances and charges included', async function () {
+    this.timeout(120_000)
+    const cii = new Map<string, Buffer>()
+    for (const name of ['two-rates-discount', 'credit-note', 'allowances-charges-de', 'allowances-charges-jpy', 'reverse-charge-with-charge', 'register-and-mentions']) {
+      const xml = await renderEInvoice(invoiceBodySchema.parse({ ...CASES[name], format: 'xrechnung' }), { today: '2026-11-02' })
+      xsdValidate(xml, CII_XSD)
+      cii.set(name, xml)
+    }
+    const findings = ruleFindings(cii, ['CEN-EN16931-CII'])
+    if (!findings) return
+    assert.deepEqual(findings.filter((f) => f.flag === 'fatal').map((f) => `${f.document}: ${f.id} ${f.text}`), [])
   })
 })

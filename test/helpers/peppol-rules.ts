@@ -1,6 +1,6 @@
-// The official Schematron rules for `ubl` output — Peppol BIS Billing 3.0 (PEPPOL-EN16931-UBL.sch)
-// and the CEN EN 16931 UBL rules shipped with it (CEN-EN16931-UBL.sch) — compiled with SchXslt and
-// run with Saxon-HE (Debian's libsaxonhe-java). The rule files are not in the repository (fetched
+// The official Schematron rules — Peppol BIS Billing 3.0 for `ubl` (PEPPOL-EN16931-UBL.sch) and the
+// CEN EN 16931 rules shipped with it for UBL and CII (CEN-EN16931-UBL.sch, CEN-EN16931-CII.sch) —
+// compiled with SchXslt and run with Saxon-HE (Debian's libsaxonhe-java). The rule files are not in the repository (fetched
 // for testing, as docs/einvoice.md "Peppol BIS rules in the tests" says): PEPPOL_RULES_DIR, or
 // shared/peppol-rules beside the clone. Where they are missing the check is skipped and the run
 // says so, unless PEPPOL_RULES_REQUIRED is set.
@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url'
 
 const DIR = resolve(process.env.PEPPOL_RULES_DIR ?? fileURLToPath(new URL('../../../shared/peppol-rules', import.meta.url)))
 const SAXON = process.env.SAXON_JAR ?? '/usr/share/java/Saxon-HE.jar'
-export const RULE_SETS = ['PEPPOL-EN16931-UBL', 'CEN-EN16931-UBL'] as const
+export const RULE_SETS = ['PEPPOL-EN16931-UBL', 'CEN-EN16931-UBL', 'CEN-EN16931-CII'] as const
+export type RuleSet = (typeof RULE_SETS)[number]
 const PIPELINE = join(DIR, 'schxslt', 'pipeline-for-svrl.xsl')
 const MISSING =
   `Peppol BIS rules skipped: ${RULE_SETS.map((r) => `${r}.sch`).join(', ')} and schxslt/ not in ${DIR}, or no Saxon-HE at ${SAXON}. ` +
@@ -44,10 +45,10 @@ export interface Finding {
 }
 
 /**
- * Every failed assertion of both rule sets over the documents (name → XML), one Saxon run per rule
+ * Every failed assertion of the rule sets over the documents (name → XML), one Saxon run per rule
  * set; null when the rules are not available (the skip is reported).
  */
-export function peppolFindings(documents: Map<string, Buffer>): Finding[] | null {
+export function ruleFindings(documents: Map<string, Buffer>, ruleSets: readonly RuleSet[]): Finding[] | null {
   if (!peppolRulesPresent()) {
     if (process.env.PEPPOL_RULES_REQUIRED) throw new Error(`${MISSING} (PEPPOL_RULES_REQUIRED is set)`)
     if (skipped++ === 0) console.warn(`\n  ! ${MISSING}\n`)
@@ -56,7 +57,7 @@ export function peppolFindings(documents: Map<string, Buffer>): Finding[] | null
   const input = mkdtempSync(join(tmpdir(), 'qw-peppol-in-'))
   for (const [name, xml] of documents) writeFileSync(join(input, `${name}.xml`), xml)
   const out: Finding[] = []
-  for (const ruleSet of RULE_SETS) {
+  for (const ruleSet of ruleSets) {
     const output = mkdtempSync(join(tmpdir(), 'qw-peppol-out-'))
     saxon([`-s:${input}`, `-xsl:${compiled(ruleSet)}`, `-o:${output}`])
     for (const file of readdirSync(output)) {

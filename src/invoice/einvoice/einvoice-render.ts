@@ -54,7 +54,13 @@ const ciiProto = Object.getPrototypeOf(new FormatFactoryService().createFormatSe
 const ciiGenerate = ciiProto.generate
 ciiProto.generate = async function (this: unknown, ...args: unknown[]) {
   const xml = await ciiGenerate.apply(this, args)
-  return typeof xml === 'string' ? withSellerDescription(withTradeDelivery(xml), sellerLegalInfo(args[0])) : xml
+  return typeof xml === 'string' ? withoutAmountCurrency(withSellerDescription(withTradeDelivery(xml), sellerLegalInfo(args[0]))) : xml
+}
+
+// The library writes a line allowance's or charge's amount with a currencyID, which the EN 16931
+// CII rules forbid (CII-DT-031: in CII only the VAT total, BT-110, names its currency).
+export function withoutAmountCurrency(xml: string): string {
+  return xml.replace(/<ram:ActualAmount currencyID="[^"]*">/g, '<ram:ActualAmount>')
 }
 
 // The library maps BT-33 (seller additional legal information, UBL cbc:CompanyLegalForm) into CII
