@@ -1,8 +1,10 @@
 // The invoice as a pdfmake document definition: a pure function of the request (and the fetched
 // logo). Layout: header (logo or sender, INVOICE or CREDIT NOTE, number, dates, references),
 // sender and recipient blocks, an items table that breaks across pages with a repeated header
-// row, totals with the VAT breakdown by rate, notes, payment information and details (with a
-// payment QR code), and a footer with "Page X of Y". Labels follow `locale` (labels.ts); a
+// row (each line's allowances and charges under it), totals with the document's allowances and
+// charges and the VAT breakdown by rate, the legal notes, notes, payment information and details
+// (with a payment QR code and late-payment mentions), and a footer with the seller's register
+// entry and "Page X of Y". Labels follow `locale` (labels.ts); a
 // request using none of the e-invoice fields prints exactly what it always did.
 import type { Content, TDocumentDefinitions } from 'pdfmake/interfaces.js'
 import { fontRuns, isWinAnsi, type FontName } from './fonts.ts'
@@ -43,7 +45,6 @@ function allText(req: InvoiceRequest, extra: string[]): string[] {
   ;[req.buyer_reference, req.order_reference, req.preceding_invoice_number, req.tax_exemption_reason].forEach(push)
   return out
 }
-
 
 /** IBANs print in groups of four. */
 const groupIban = (iban: string) => iban.replace(/(.{4})(?=.)/g, '$1 ')
