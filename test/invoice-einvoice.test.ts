@@ -95,6 +95,24 @@ describe('invoice API: e-invoice XML formats', () => {
     assert.equal(await usage(), before)
   })
 
+  it('allowances and charges through the API: XML with their totals; a bad one is a 400 naming field and BT, not counted', async () => {
+    const body = fullRequest({ format: 'xrechnung', charges: [{ amount: 4.9, reason: 'Versand', reason_code: 'FC', tax_rate: 19 }] })
+    body.items[0].allowances = [{ amount: 20, reason_code: '95' }]
+    const res = await post(`${base}/invoice`, body, { key })
+    assert.equal(res.status, 200, res.text)
+    xsdValidate(res.body, CII_XSD)
+    // 1180 + 39.98 + 500 = 1719.98; discount 50 over 1680 : 39.98 → 48.84, 1.16; 19 %: 1680 − 48.84 + 4.90 = 1636.06 → 310.85;
+    // 7 %: 38.82 → 2.72; 1674.88 + 313.57 = 1988.45.
+    assert.match(res.text, /<ram:LineTotalAmount>1719\.98<\/ram:LineTotalAmount>\s*<ram:ChargeTotalAmount>4\.90<\/ram:ChargeTotalAmount>\s*<ram:AllowanceTotalAmount>50\.00<\/ram:AllowanceTotalAmount>/)
+    assert.match(res.text, /<ram:DuePayableAmount>1988\.45<\/ram:DuePayableAmount>/)
+    const before = await usage()
+    const bad = await post(`${base}/invoice`, { ...body, charges: [{ amount: 4.9, reason: 'Versand' }] }, { key })
+    assert.equal(bad.status, 400, bad.text)
+    assert.match(bad.headers.get('content-type')!, /^application\/json/)
+    assert.equal(bad.json.error, 'charges[0].tax_category (BT-102) is required, or charges[0].tax_rate (BT-103) for category S or Z (BR-37)')
+    assert.equal(await usage(), before)
+  })
+
   it('400 for a VAT category and rate that do not belong together, naming the line', async () => {
     const res = await post(`${base}/invoice`, { items: [{ description: 'x', quantity: 1, unit_price: 1, tax_category: 'E', tax_rate: 19 }] }, { key })
     assert.equal(res.status, 400)

@@ -3,7 +3,8 @@
 // batches; the worker parses stored requests with the same schema.
 import { z } from 'zod'
 import { signupSchema } from '../platform/accounts.ts'
-import { computeTotals, currencyExponent } from './model/money.ts'
+import { currencyExponent } from './model/money.ts'
+import { adjustmentProblems } from './model/allowance-rules.ts'
 import { formatProblems, rateProblems } from './model/einvoice-requirements.ts'
 import { invoiceFields, ITEMS_REQUIRED, type InvoiceRequest } from './model/invoice-request.ts'
 import { isCurrency } from './model/einvoice-schema.ts'
@@ -23,10 +24,8 @@ function invoiceObject(maxItems: number) {
     .superRefine((body, ctx) => {
       // zod runs this despite a refused currency (already reported), whose decimals are unknown.
       if (body.currency !== undefined && !isCurrency(body.currency)) return
-      if (body.discount) {
-        const t = computeTotals(body.items, { discount: body.discount }, body.currency ? currencyExponent(body.currency) : 2)
-        if (t.taxable < 0n) ctx.addIssue({ code: 'custom', path: ['discount'], message: 'discount must not exceed the subtotal' })
-      }
+      // Discount, allowances and charges: nothing may turn a line, a VAT group or the total negative.
+      for (const p of adjustmentProblems(body, body.currency ? currencyExponent(body.currency) : 2)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message })
       for (const p of rateProblems(body)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message })
       // One issue listing every missing term: /invoice reports the first issue only.
       const missing = formatProblems(body)

@@ -7,18 +7,15 @@ import { xmlLineBreaks } from '../model/einvoice-text.ts'
 import { currencyExponent, decimal, decimalString, formatQuantity } from '../model/money.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory, type VatTotals } from '../model/vat.ts'
+import { reasonName } from '../model/allowance-codes.ts'
+import { exemptionNote, latePaymentMentions, registerNote } from '../model/legal-wording.ts'
 
 /** Peppol BIS Billing 3.0 (the `ubl` format). */
 export const PEPPOL_CUSTOMIZATION = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0'
 export const PEPPOL_PROFILE = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0'
 
-/** Exemption reason codes (VATEX, BT-121) and their standard texts (BT-120) for the categories that need one. */
-const EXEMPTION: Partial<Record<TaxCategory, { code: string; text: string }>> = {
-  AE: { code: 'VATEX-EU-AE', text: 'Reverse charge' },
-  K: { code: 'VATEX-EU-IC', text: 'Intra-Community supply' },
-  G: { code: 'VATEX-EU-G', text: 'Export outside the EU' },
-  O: { code: 'VATEX-EU-O', text: 'Not subject to VAT' },
-}
+/** Exemption reason codes (VATEX, BT-121) of the categories that need one; their texts (BT-120) are legal-wording.ts's. */
+const EXEMPTION: Partial<Record<TaxCategory, string>> = { AE: 'VATEX-EU-AE', K: 'VATEX-EU-IC', G: 'VATEX-EU-G', O: 'VATEX-EU-O' }
 
 type Party = NonNullable<InvoiceRequest['from']>
 type Json = Record<string, unknown>
@@ -42,8 +39,8 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
       const ex = EXEMPTION[category]
       if (category === 'E') out['cbc:TaxExemptionReason'] = req.tax_exemption_reason!
       else if (ex) {
-        out['cbc:TaxExemptionReasonCode'] = ex.code
-        out['cbc:TaxExemptionReason'] = req.tax_exemption_reason ?? ex.text
+        out['cbc:TaxExemptionReasonCode'] = ex
+        out['cbc:TaxExemptionReason'] = req.tax_exemption_reason ?? exemptionNote(category, req.locale)!
       }
     }
     out['cac:TaxScheme'] = { 'cbc:ID': 'VAT' }
@@ -64,7 +61,7 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
   if (req.buyer_reference) inv['cbc:BuyerReference'] = req.buyer_reference
   if (req.order_reference) inv['cac:OrderReference'] = { 'cbc:ID': req.order_reference }
   if (req.preceding_invoice_number) inv['cac:BillingReference'] = [{ 'cac:InvoiceDocumentReference': { 'cbc:ID': req.preceding_invoice_number } }]
-  inv['cac:AccountingSupplierParty'] = { 'cac:Party': party(req.from!, true) }
+  inv['cac:AccountingSupplierParty'] = { 'cac:Party': party(req.from!, true, req.locale) }
   inv['cac:AccountingCustomerParty'] = { 'cac:Party': party(req.to!, false) }
   if (req.delivery_date || totals.groups.some((g) => g.category === 'K')) {
     const delivery: Json = {}
@@ -82,17 +79,41 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
     means['cac:PayeeFinancialAccount'] = account
     inv['cac:PaymentMeans'] = [means]
   }
-  if (p?.terms) inv['cac:PaymentTerms'] = { 'cbc:Note': p.terms }
-  if (totals.discount > 0n) {
-    inv['cac:AllowanceCharge'] = totals.groups
-      .filter((g) => g.allowance > 0n)
-      .map((g) => ({
-        'cbc:ChargeIndicator': 'false',
-        'cbc:AllowanceChargeReason': 'Discount',
-        ...money('cbc:Amount', g.allowance),
-        'cac:TaxCategory': taxCategory(g.category, g.rate, false),
-      }))
+  // BT-20 carries the penalties too (EN 16931: "including description of possible penalties").
+  const terms = [p?.terms, ...latePaymentMentions(req, (m) => `${decimalString(m, exp)} ${currency}`)].filter(Boolean).join('\n')
+  if (terms) inv['cac:PaymentTerms'] = { 'cbc:Note': terms }
+  // Document-level allowances and charges (BG-20, BG-21): the flat discount's share per VAT group
+  // (one category per allowance, BR-32), then the request's own, in the order sent.
+  const reason = (kind: 'allowance' | 'charge', a: { reason?: string; reason_code?: string }): Json => {
+    const out: Json = {}
+    if (a.reason_code) out['cbc:AllowanceChargeReasonCode'] = a.reason_code
+    // A code without a text gets its name in the invoice's language, so the XML reads like the PDF.
+    const text = a.reason ?? (a.reason_code ? reasonName(kind, a.reason_code, req.locale) : undefined)
+    if (text) out['cbc:AllowanceChargeReason'] = text
+    return out
   }
+  const documentLevel: Json[] = totals.groups
+    .filter((g) => g.discount > 0n)
+    .map((g) => ({
+      'cbc:ChargeIndicator': 'false',
+      ...reason('allowance', { reason_code: '95' }),
+      ...money('cbc:Amount', g.discount),
+      'cac:TaxCategory': taxCategory(g.category, g.rate, false),
+    }))
+  for (const kind of ['allowance', 'charge'] as const) {
+    const sent = (kind === 'allowance' ? req.allowances : req.charges) ?? []
+    const computed = kind === 'allowance' ? totals.allowances : totals.charges
+    sent.forEach((a, i) => {
+      const c = computed[i]!
+      documentLevel.push({
+        'cbc:ChargeIndicator': kind === 'charge' ? 'true' : 'false',
+        ...reason(kind, a),
+        ...money('cbc:Amount', c.amount),
+        'cac:TaxCategory': taxCategory(c.category, c.rate, false),
+      })
+    })
+  }
+  if (documentLevel.length) inv['cac:AllowanceCharge'] = documentLevel
   inv['cac:TaxTotal'] = [
     {
       ...money('cbc:TaxAmount', totals.tax),
@@ -107,17 +128,24 @@ export function buildEInvoice(req: InvoiceRequest, today: string): { invoice: In
     ...money('cbc:LineExtensionAmount', totals.subtotal),
     ...money('cbc:TaxExclusiveAmount', totals.taxable),
     ...money('cbc:TaxInclusiveAmount', totals.total),
-    ...(totals.discount > 0n ? money('cbc:AllowanceTotalAmount', totals.discount) : {}),
+    ...(totals.allowanceTotal > 0n ? money('cbc:AllowanceTotalAmount', totals.allowanceTotal) : {}),
+    ...(totals.chargeTotal > 0n ? money('cbc:ChargeTotalAmount', totals.chargeTotal) : {}),
     ...money('cbc:PayableAmount', totals.total),
   }
   inv['cac:LegalMonetaryTotal'] = legal
   inv['cac:InvoiceLine'] = req.items.map((item, i) => {
     const t = totals.lineTax[i]!
+    // Line allowances and charges (BG-27, BG-28) carry no VAT category: the line's applies.
+    const adjustments: Json[] = [
+      ...(item.allowances ?? []).map((a, j) => ({ 'cbc:ChargeIndicator': 'false', ...reason('allowance', a), ...money('cbc:Amount', totals.lineAllowances[i]![j]!) })),
+      ...(item.charges ?? []).map((c, j) => ({ 'cbc:ChargeIndicator': 'true', ...reason('charge', c), ...money('cbc:Amount', totals.lineCharges[i]![j]!) })),
+    ]
     return {
       'cbc:ID': String(i + 1),
       'cbc:InvoicedQuantity': formatQuantity(item.quantity),
       'cbc:InvoicedQuantity@unitCode': item.unit ?? 'C62',
       ...money('cbc:LineExtensionAmount', totals.lines[i]!),
+      ...(adjustments.length ? { 'cac:AllowanceCharge': adjustments } : {}),
       'cac:Item': { 'cbc:Name': itemName(item.description), 'cac:ClassifiedTaxCategory': taxCategory(t.category, t.rate, false) },
       'cac:Price': price(item.unit_price, item.unit ?? 'C62', currency),
     }
@@ -163,7 +191,7 @@ function address(p: Party): Json {
   return a
 }
 
-function party(p: Party, seller: boolean): Json {
+function party(p: Party, seller: boolean, locale?: string): Json {
   const out: Json = {}
   if (p.peppol_id) {
     const [scheme, id] = [p.peppol_id.slice(0, 4), p.peppol_id.slice(5)]
@@ -180,7 +208,12 @@ function party(p: Party, seller: boolean): Json {
   // The seller may have a VAT id and a tax number; the buyer has one scheme (an object, not a list).
   if (schemes.length) out['cac:PartyTaxScheme'] = seller ? schemes : schemes[0]
   const legal: Json = { 'cbc:RegistrationName': p.name! }
-  if (p.legal_id) legal['cbc:CompanyID'] = p.legal_id
+  // BT-30: the legal id sent, else the SIREN, else the register number (all identify the seller).
+  const legalId = p.legal_id ?? (seller ? (p.siren ?? p.register?.number) : undefined)
+  if (legalId) legal['cbc:CompanyID'] = legalId
+  // BT-33, the seller's additional legal information: its register entry (CII: einvoice-render.ts).
+  const info = seller ? registerNote(p.register, locale) : undefined
+  if (info) legal['cbc:CompanyLegalForm'] = info
   out['cac:PartyLegalEntity'] = legal
   if (seller && (p.contact || p.phone || p.email)) {
     const c: Json = {}

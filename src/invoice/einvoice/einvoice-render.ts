@@ -54,7 +54,27 @@ const ciiProto = Object.getPrototypeOf(new FormatFactoryService().createFormatSe
 const ciiGenerate = ciiProto.generate
 ciiProto.generate = async function (this: unknown, ...args: unknown[]) {
   const xml = await ciiGenerate.apply(this, args)
-  return typeof xml === 'string' ? withTradeDelivery(xml) : xml
+  return typeof xml === 'string' ? withoutAmountCurrency(withSellerDescription(withTradeDelivery(xml), sellerLegalInfo(args[0]))) : xml
+}
+
+// The library writes a line allowance's or charge's amount with a currencyID, which the EN 16931
+// CII rules forbid (CII-DT-031: in CII only the VAT total, BT-110, names its currency).
+export function withoutAmountCurrency(xml: string): string {
+  return xml.replace(/<ram:ActualAmount currencyID="[^"]*">/g, '<ram:ActualAmount>')
+}
+
+// The library maps BT-33 (seller additional legal information, UBL cbc:CompanyLegalForm) into CII
+// from a key its own schema does not allow, so CII never gets it: it is written here as the
+// seller's ram:Description, which D16B places right after ram:Name.
+function sellerLegalInfo(invoice: unknown): string | undefined {
+  const inv = (invoice as { 'ubl:Invoice'?: Record<string, any> })?.['ubl:Invoice']
+  return inv?.['cac:AccountingSupplierParty']?.['cac:Party']?.['cac:PartyLegalEntity']?.['cbc:CompanyLegalForm']
+}
+
+export function withSellerDescription(xml: string, info: string | undefined): string {
+  if (!info || /<ram:SellerTradeParty>(?:(?!<\/ram:SellerTradeParty>)[\s\S])*<ram:Description>/.test(xml)) return xml
+  const escaped = info.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  return xml.replace(/(<ram:SellerTradeParty>(?:(?!<\/ram:SellerTradeParty>)[\s\S])*?<ram:Name>[^<]*<\/ram:Name>)(\s*)/, `$1$2<ram:Description>${escaped}</ram:Description>$2`)
 }
 
 export function withTradeDelivery(xml: string): string {

@@ -1,7 +1,8 @@
 // The EN 16931 business rules this service is responsible for, checked on every e-invoice before
 // it is written: document totals (BR-CO-10…16), VAT breakdown per category and rate (BR-CO-14,
 // BR-CO-17, BR-CO-18, BR-x-08), every line's category in the breakdown and back (BR-x-01 style),
-// amount decimals (BR-DEC) and a seller a buyer can identify (BR-CO-26). They check the model as the XML will carry it, so an arithmetic
+// amount decimals (BR-DEC), a seller a buyer can identify (BR-CO-26), and allowances and charges
+// with a reason (BR-CO-21…24) and, on the document, a VAT category (BR-32, BR-37). They check the model as the XML will carry it, so an arithmetic
 // slip in the mapping fails loudly here instead of reaching a buyer's validator.
 import type { Invoice } from '@e-invoice-eu/core'
 import { currencyExponent } from '../model/money.ts'
@@ -106,6 +107,21 @@ export function businessRuleViolations(model: Invoice): string[] {
     if (!seen.has(k)) errors.push(`BR-${ruleId(id!)}-01: invoice lines in category ${id} at ${k.split('|')[1]}% have no VAT breakdown`)
   }
   if (taxSum !== bt110) errors.push('BR-CO-14: invoice VAT total (BT-110) is not the sum of the category VAT amounts (BT-117)')
+  const hasReason = (a: Json) => Boolean(a['cbc:AllowanceChargeReason'] || a['cbc:AllowanceChargeReasonCode'])
+  allowances.forEach((a, i) => {
+    if (!hasReason(a)) errors.push(`BR-CO-21: document allowance ${i + 1} has no reason (BT-97) or reason code (BT-98)`)
+    if (!a['cac:TaxCategory']?.['cbc:ID']) errors.push(`BR-32: document allowance ${i + 1} has no VAT category (BT-95)`)
+  })
+  charges.forEach((c, i) => {
+    if (!hasReason(c)) errors.push(`BR-CO-22: document charge ${i + 1} has no reason (BT-104) or reason code (BT-105)`)
+    if (!c['cac:TaxCategory']?.['cbc:ID']) errors.push(`BR-37: document charge ${i + 1} has no VAT category (BT-102)`)
+  })
+  lines.forEach((l, i) => {
+    for (const a of (l['cac:AllowanceCharge'] ?? []) as Json[]) {
+      const charge = String(a['cbc:ChargeIndicator']) === 'true'
+      if (!hasReason(a)) errors.push(charge ? `BR-CO-24: a charge of line ${i + 1} has no reason (BT-144) or reason code (BT-145)` : `BR-CO-23: an allowance of line ${i + 1} has no reason (BT-139) or reason code (BT-140)`)
+    }
+  })
   if (!identifiesSeller(inv['cac:AccountingSupplierParty']?.['cac:Party'] ?? {})) {
     errors.push('BR-CO-26: the seller has no identifier (BT-29), legal registration id (BT-30) or VAT id (BT-31)')
   }

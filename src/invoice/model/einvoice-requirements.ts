@@ -4,7 +4,7 @@
 // (`to.vat_id (BT-48) is required for …`) so a client can fix the request in one pass.
 import { currencyExponent } from './money.ts'
 import { xmlTextProblems } from './einvoice-text.ts'
-import { swissProblem } from './payment-qr.ts'
+import { rfReference, swissProblem } from './payment-qr.ts'
 import type { InvoiceRequest } from './invoice-request.ts'
 import { XML_FORMATS, type InvoiceFormat } from './einvoice-schema.ts'
 import { lineTaxOf, type TaxCategory } from './vat.ts'
@@ -20,12 +20,17 @@ interface Party {
   vat_id?: string
   tax_number?: string
   legal_id?: string
+  siren?: string
+  register?: { number?: string }
   contact?: string
   peppol_id?: string
 }
 
 export interface RequirementInput {
   items: { tax_rate?: number; tax_category?: TaxCategory }[]
+  /** Document-level allowances and charges: their categories count like the lines'. */
+  allowances?: { tax_rate?: number; tax_category?: TaxCategory }[]
+  charges?: { tax_rate?: number; tax_category?: TaxCategory }[]
   from?: Party
   to?: Party
   invoice_number?: string
@@ -85,7 +90,8 @@ export function formatProblems(req: RequirementInput): string[] {
   const f = `for format ${format}`
   const from = req.from ?? {}
   const to = req.to ?? {}
-  const categories = new Set(req.items.map((i) => lineTaxOf(i, req).category))
+  const adjustments = [...(req.allowances ?? []), ...(req.charges ?? [])].filter((a) => a.tax_category !== undefined || a.tax_rate !== undefined)
+  const categories = new Set([...req.items, ...adjustments].map((i) => lineTaxOf(i, req).category))
 
   out.push(...xmlTextProblems(req as unknown as Parameters<typeof xmlTextProblems>[0], f))
   need(req.invoice_number, 'invoice_number', 'BT-1', f)
@@ -103,7 +109,8 @@ export function formatProblems(req: RequirementInput): string[] {
   // A buyer must be able to identify the seller: a tax number (BT-32) alone does not (BR-CO-26).
   // Of the three terms that do, the request has BT-30 and BT-31 (the e-invoice library 2.3.4 does
   // not write a seller identifier BT-29 into CII, so the request offers none).
-  if (!from.legal_id && !from.vat_id) {
+  // A SIREN or a commercial register number is a legal registration id (BT-30) too.
+  if (!from.legal_id && !from.vat_id && !from.siren && !from.register?.number) {
     out.push(`from.legal_id (BT-30) or from.vat_id (BT-31) is required ${f} (BR-CO-26; a tax number, BT-32, does not identify the seller)`)
   }
 
@@ -165,6 +172,10 @@ function qrProblems(req: RequirementInput, out: string[]): void {
   if (!req.payment?.iban) out.push(`payment.iban (BT-84) is required ${why}`)
   if (!(req.from?.name || req.payment?.account_name)) out.push(`from.name (BT-27) is required ${why}`)
   if (kind === 'epc' && req.currency !== 'EUR') out.push(`currency (BT-5) must be EUR ${why}`)
+  // A mistyped RF reference would send the payment unmatched: refused rather than sent as text.
+  if (kind === 'epc' && rfReference(req.payment?.reference)?.valid === false) {
+    out.push(`payment.reference (BT-83) is written as an RF creditor reference but its check digits are wrong (ISO 11649) ${why}`)
+  }
   if (kind === 'swiss') {
     if (req.currency !== 'CHF' && req.currency !== 'EUR') out.push(`currency (BT-5) must be CHF or EUR ${why}`)
     if (req.payment?.iban && !/^(CH|LI)/.test(req.payment.iban)) out.push(`payment.iban (BT-84) must be a Swiss or Liechtenstein IBAN ${why}`)

@@ -17,6 +17,9 @@ const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 export const isCurrency = (c: string) => /^[A-Z]{3}$/.test(c) && CURRENCIES.has(c)
 
 const text = (max: number) => z.string().trim().min(1).max(max)
+/** SIREN/SIRET are often written in groups: "123 456 789". */
+const digitsOnly = (s: string) => s.replace(/[\s.]/g, '')
+
 export const isoDate = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, { error: fieldMessage('must be a date YYYY-MM-DD') })
 
 /** Party fields beyond name/address/email/phone: the structured postal address and identifiers. */
@@ -31,6 +34,16 @@ export const partyExtra = {
   tax_number: text(30).optional(),
   legal_id: text(50).optional(),
   contact: text(200).optional(),
+  /** Commercial register entry (Handelsregister, RCS): printed in the footer, BT-30 / BT-33 in the XML. */
+  register: z
+    .object({
+      number: text(100),
+      court: text(200),
+    })
+    .optional(),
+  /** French company ids (9 and 14 digits, Luhn check), printed under the seller. */
+  siren: z.string().transform(digitsOnly).refine((s) => /^\d{9}$/.test(s) && luhn(s), { error: fieldMessage('must be a SIREN: 9 digits with a valid check digit') }).optional(),
+  siret: z.string().transform(digitsOnly).refine((s) => /^\d{14}$/.test(s) && luhn(s), { error: fieldMessage('must be a SIRET: 14 digits with a valid check digit') }).optional(),
   /** Peppol participant id "scheme:id" (0208:0123456789); else the e-mail is the electronic address. */
   peppol_id: z.string().regex(/^\d{4}:[^\s:]{1,100}$/, { error: fieldMessage('must be a Peppol participant id like 0208:0123456789') }).optional(),
 }
@@ -55,6 +68,10 @@ export const paymentSchema = z.object({
   reference: text(140).optional(),
   /** Payment terms (BT-20). */
   terms: text(1_000).optional(),
+  /** Late-payment penalty rate, % per year (French law asks for it on every B2B invoice); printed and added to BT-20. */
+  late_penalty_rate: z.number().finite().min(0).max(100).optional(),
+  /** Fixed compensation for recovery costs on late payment (40 EUR in the EU, Directive 2011/7/EU), in the invoice currency. */
+  recovery_indemnity: z.number().finite().min(0).max(1_000_000).optional(),
 })
 
 export const invoiceExtra = {
@@ -73,6 +90,17 @@ export const invoiceExtra = {
   delivery_date: isoDate.optional(),
   payment: paymentSchema.optional(),
   payment_qr: z.enum(['epc', 'swiss']).optional(),
+}
+
+/** The Luhn check SIREN and SIRET numbers carry. */
+export function luhn(digits: string): boolean {
+  let sum = 0
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i])
+    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2
+    sum += d
+  }
+  return sum % 10 === 0
 }
 
 /** ISO 13616 check digits (mod 97). */

@@ -61,6 +61,9 @@ export function xmlTextProblems(req: { items?: Text[]; from?: Text; to?: Text; p
     for (const [k, bt] of Object.entries(terms)) check((req[party] as Text)?.[k], `${party}.${k}`, bt)
   }
   for (const [k, bt] of Object.entries(PAYMENT_TERMS)) check(req.payment?.[k], `payment.${k}`, bt)
+  const register = (req.from as { register?: Record<string, unknown> } | undefined)?.register
+  check(register?.number, 'from.register.number', 'BT-30')
+  check(register?.court, 'from.register.court', 'BT-33')
   req.items?.forEach((item, i) => {
     for (const [k, bt] of Object.entries(ITEM_TERMS)) check(item?.[k], `items[${i}].${k}`, bt)
   })

@@ -3,6 +3,7 @@
 // (einvoice-requirements.ts, payment-qr.ts) depend on the shape, not on the schema that uses them.
 import { z } from 'zod'
 import { invoiceExtra, lineExtra, partyExtra } from './einvoice-schema.ts'
+import { documentAdjustments, lineAdjustments } from './allowance-schema.ts'
 
 export const ITEMS_REQUIRED = 'items is required and must be a non-empty array'
 
@@ -14,6 +15,7 @@ const lineItem = z.object({
   quantity: z.number().finite().gt(0).max(1_000_000_000),
   unit_price: money(1_000_000_000_000),
   ...lineExtra,
+  ...lineAdjustments,
 })
 
 const party = z.object({
@@ -43,6 +45,7 @@ export function invoiceFields(maxItems: number) {
     logo_url: z.string().max(2_048).optional(),
     payment_info: text(5_000).optional(),
     ...invoiceExtra,
+    ...documentAdjustments,
   })
 }
 

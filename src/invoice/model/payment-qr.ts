@@ -1,21 +1,41 @@
 // Payment QR codes on the invoice PDF (`payment_qr`):
 //   epc   — the EPC SEPA credit-transfer QR ("GiroCode", EPC069-12 version 002, UTF-8): BIC,
-//           payee, IBAN, EUR amount, remittance text; printed beside the payment details.
+//           payee, IBAN, EUR amount, and the remittance: an RF creditor reference (ISO 11649) in
+//           the structured field, which banks match automatically, any other text in the
+//           unstructured one; printed beside the payment details.
 //   swiss — the Swiss QR-bill payment part (receipt + payment part, 210 × 105 mm) drawn by the
 //           swissqrbill package as SVG, on its own last page as the QR-bill standard places it.
 // einvoice-requirements.ts checks beforehand that the request has what each needs.
 import type { Content } from 'pdfmake/interfaces.js'
 import type { Data } from 'swissqrbill/types'
+import { isSCORReferenceValid } from 'swissqrbill/utils'
 import { decimalString } from './money.ts'
 import { SwissQRBill } from './swiss-qr-version.ts'
 import type { InvoiceRequest } from './invoice-request.ts'
+
+/** What an RF creditor reference looks like (ISO 11649: "RF", 2 check digits, up to 21 letters and digits), spaces removed. */
+const RF_SHAPE = /^RF\d{2}[A-Z0-9]{1,21}$/
+
+/**
+ * A reference written as an RF creditor reference, normalised (no spaces, upper case), with
+ * whether its check digits hold (mod 97, checked by swissqrbill's ISO 11649 function); null for
+ * any other reference.
+ */
+export function rfReference(reference: string | undefined): { rf: string; valid: boolean } | null {
+  const rf = reference?.replace(/\s+/g, '').toUpperCase()
+  if (!rf || !RF_SHAPE.test(rf)) return null
+  return { rf, valid: isSCORReferenceValid(rf) }
+}
 
 /** The EPC069-12 payload: one field per line, in this order. */
 export function epcPayload(req: InvoiceRequest, totalMinor: bigint, exp: number): string {
   const p = req.payment!
   const name = (p.account_name ?? req.from!.name!).slice(0, 70)
-  const remittance = (p.reference ?? req.invoice_number ?? '').slice(0, 140)
-  return ['BCD', '002', '1', 'SCT', p.bic ?? '', name, p.iban!, `EUR${decimalString(totalMinor, exp)}`, '', '', remittance].join('\n')
+  // Field 10 (structured, a creditor reference) or field 11 (unstructured text): never both.
+  const rf = rfReference(p.reference)
+  const structured = rf?.valid ? rf.rf : ''
+  const remittance = structured ? '' : (p.reference ?? req.invoice_number ?? '').slice(0, 140)
+  return ['BCD', '002', '1', 'SCT', p.bic ?? '', name, p.iban!, `EUR${decimalString(totalMinor, exp)}`, '', structured, remittance].join('\n')
 }
 
 /** The swissqrbill data of the request: creditor from the seller, debtor from a complete buyer address. */

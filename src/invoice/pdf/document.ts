@@ -1,8 +1,10 @@
 // The invoice as a pdfmake document definition: a pure function of the request (and the fetched
 // logo). Layout: header (logo or sender, INVOICE or CREDIT NOTE, number, dates, references),
 // sender and recipient blocks, an items table that breaks across pages with a repeated header
-// row, totals with the VAT breakdown by rate, notes, payment information and details (with a
-// payment QR code), and a footer with "Page X of Y". Labels follow `locale` (labels.ts); a
+// row (each line's allowances and charges under it), totals with the document's allowances and
+// charges and the VAT breakdown by rate, the legal notes, notes, payment information and details
+// (with a payment QR code and late-payment mentions), and a footer with the seller's register
+// entry and "Page X of Y". Labels follow `locale` (labels.ts); a
 // request using none of the e-invoice fields prints exactly what it always did.
 import type { Content, TDocumentDefinitions } from 'pdfmake/interfaces.js'
 import { fontRuns, isWinAnsi, type FontName } from './fonts.ts'
@@ -11,6 +13,8 @@ import { formatterFor } from './locale-format.ts'
 import { paymentQr } from '../model/payment-qr.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 import { computeVat, type TaxCategory } from '../model/vat.ts'
+import { reasonText } from '../model/allowance-codes.ts'
+import { exemptionNote, latePaymentMentions, registerNote } from '../model/legal-wording.ts'
 
 const INK = '#1f2933'
 const MUTED = '#6b7280'
@@ -29,14 +33,18 @@ function allText(req: InvoiceRequest, extra: string[]): string[] {
     if (typeof v === 'string') out.push(v)
   }
   for (const i of req.items) push(i.description)
+  // Allowance and charge reasons, and the code names printed for those sent without one.
+  const reasons = (kind: 'allowance' | 'charge', list?: { reason?: string; reason_code?: string }[]) => list?.forEach((a) => push(reasonText(kind, a, req.locale)))
+  for (const i of [...req.items, req]) {
+    reasons('allowance', i.allowances)
+    reasons('charge', i.charges)
+  }
   for (const p of [req.from, req.to, req.payment]) if (p) Object.values(p).forEach(push)
+  if (req.from?.register) Object.values(req.from.register).forEach(push)
   ;[req.invoice_number, req.date, req.due_date, req.currency_symbol, req.notes, req.footer, req.payment_info].forEach(push)
   ;[req.buyer_reference, req.order_reference, req.preceding_invoice_number, req.tax_exemption_reason].forEach(push)
   return out
 }
-
-/** Standard texts for categories whose breakdown needs an exemption reason (EN 16931 BT-120). */
-const EXEMPT_TEXT: Partial<Record<TaxCategory, string>> = { AE: 'Reverse charge', K: 'Intra-Community supply', G: 'Export outside the EU', O: 'Not subject to VAT' }
 
 /** IBANs print in groups of four. */
 const groupIban = (iban: string) => iban.replace(/(.{4})(?=.)/g, '$1 ')
@@ -59,7 +67,9 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   const exemptions = [...new Set(totals.groups.filter((g) => g.category !== 'S' && g.category !== 'Z').map((g) => g.category))]
   // Lines show their VAT when rates differ by line or categories are used; else the single
   // "Tax (x%)" row stays as it always was.
-  const breakdown = req.items.some((i) => i.tax_rate !== undefined || i.tax_category !== undefined) || req.tax_category !== undefined || totals.groups.length > 1
+  // Document-level allowances and charges have their own VAT, so they show it too.
+  const documentLevel = (req.allowances?.length ?? 0) + (req.charges?.length ?? 0) > 0
+  const breakdown = req.items.some((i) => i.tax_rate !== undefined || i.tax_category !== undefined) || req.tax_category !== undefined || totals.groups.length > 1 || documentLevel
   const vatLabel = (g: { category: TaxCategory; rate: number }) => `${f.rate(g.rate)}%${g.category === 'S' ? '' : ` (${g.category})`}`
   const printed = [...Object.values(L), money(totals.total), money(-totals.discount), ...req.items.map((i) => f.unitPrice(i.unit_price))]
   const base: FontName = !opts.embedFonts && allText(req, printed).every(isWinAnsi) ? 'Helvetica' : 'NotoSans'
@@ -71,7 +81,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   }
   type Party = NonNullable<InvoiceRequest['from']>
   const partyBlock = (title: string, p?: Party): Content[] => {
-    if (!p || !Object.values(p).some((v) => v && v.trim())) return []
+    if (!p || !Object.values(p).some((v) => typeof v === 'string' && v.trim())) return []
     const lines: Content[] = [t(title.toUpperCase(), { style: 'label' })]
     if (p.name) lines.push(t(p.name, { bold: true, margin: [0, 2, 0, 1] }))
     if (p.address) lines.push(t(p.address))
@@ -84,17 +94,23 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     if (p.phone) lines.push(t(p.phone, { color: MUTED }))
     if (p.vat_id) lines.push(t(`${L.vatId}: ${p.vat_id}`, { color: MUTED }))
     if (p.tax_number) lines.push(t(`${L.taxNumber}: ${p.tax_number}`, { color: MUTED }))
+    // French company ids, printed as they are usually written (groups of three, the SIRET's NIC apart).
+    if (p.siren) lines.push(t(`SIREN: ${p.siren.replace(/(\d{3})(\d{3})(\d{3})/, '$1 $2 $3')}`, { color: MUTED }))
+    if (p.siret) lines.push(t(`SIRET: ${p.siret.replace(/(\d{3})(\d{3})(\d{3})(\d{5})/, '$1 $2 $3 $4')}`, { color: MUTED }))
     return lines
   }
 
   const metaRow = (label: string, value: string): Content => ({ columns: [t(label, { color: MUTED, alignment: 'right' }), t(value, { alignment: 'right', width: 'auto' })], columnGap: 8 })
-  const title = req.document_type === 'credit_note' ? L.creditNote : L.invoice
+  const creditNote = req.document_type === 'credit_note'
+  const title = creditNote ? L.creditNote : L.invoice
   const meta: Content[] = [
-    t(title.toLocaleUpperCase(req.locale ?? 'en'), { style: 'title', alignment: 'right' }),
+    // Long titles ("RECHNUNGSKORREKTUR") shrink to stay on one line of the 220 pt column.
+    t(title.toLocaleUpperCase(req.locale ?? 'en'), { style: 'title', alignment: 'right', fontSize: Math.min(24, Math.floor(210 / (title.length * 0.75))) }),
     t(req.invoice_number ?? 'INV-001', { alignment: 'right', bold: true, margin: [0, 2, 0, 6] }),
     metaRow(L.date, f.date(req.date ?? opts.today)),
   ]
-  if (req.due_date) meta.push(metaRow(L.dueDate, f.date(req.due_date)))
+  // A credit note is paid by the seller: no due date for the recipient.
+  if (req.due_date && !creditNote) meta.push(metaRow(L.dueDate, f.date(req.due_date)))
   if (req.delivery_date) meta.push(metaRow(L.deliveryDate, f.date(req.delivery_date)))
   if (req.buyer_reference) meta.push(metaRow(L.buyerReference, req.buyer_reference))
   if (req.order_reference) meta.push(metaRow(L.orderReference, req.order_reference))
@@ -109,7 +125,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   const header: Content = { columns: [{ width: '*', stack: [brand] }, { width: 220, stack: meta }], margin: [0, 0, 0, 24] }
 
   const from = partyBlock(L.from, req.from)
-  const to = partyBlock(L.billTo, req.to)
+  const to = partyBlock(creditNote ? L.creditTo : L.billTo, req.to)
   const parties: Content | null =
     from.length || to.length ? { columns: [{ width: '*', stack: from }, { width: '*', stack: to }], columnGap: 24, margin: [0, 0, 0, 20] } : null
 
@@ -120,8 +136,15 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     ...(breakdown ? [t(L.vat, { style: 'th', alignment: 'right' })] : []),
     t(L.amount, { style: 'th', alignment: 'right' }),
   ]
+  // A line's allowances and charges print under its description; its amount is the net (BT-131).
+  const lineAdjustments = (item: InvoiceRequest['items'][number], i: number): string[] => [
+    ...(item.allowances ?? []).map((a, j) => `${reasonText('allowance', a, req.locale)}: ${money(-totals.lineAllowances[i]![j]!)}`),
+    ...(item.charges ?? []).map((c, j) => `${reasonText('charge', c, req.locale)}: +${money(totals.lineCharges[i]![j]!)}`),
+  ]
   const rows = req.items.map((item, i) => [
-    t(item.description),
+    lineAdjustments(item, i).length
+      ? { stack: [t(item.description), ...lineAdjustments(item, i).map((s) => t(s, { fontSize: 8, color: MUTED }))] }
+      : t(item.description),
     t(f.quantity(item.quantity), { alignment: 'right' }),
     t(f.unitPrice(item.unit_price), { alignment: 'right' }),
     ...(breakdown ? [t(vatLabel(totals.lineTax[i]!), { alignment: 'right' })] : []),
@@ -145,6 +168,10 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
   if (req.discount !== undefined && totals.discount > 0n) {
     totalRows.push([t(L.discount, { color: MUTED }), t(money(-totals.discount), { alignment: 'right' })])
   }
+  // Document-level allowances and charges, each with the VAT rate it is taxed at.
+  const vatOf = (a: { category: TaxCategory; rate: number }) => ` (${L.vat} ${vatLabel(a)})`
+  req.allowances?.forEach((a, i) => totalRows.push([t(reasonText('allowance', a, req.locale) + vatOf(totals.allowances[i]!), { color: MUTED }), t(money(-totals.allowances[i]!.amount), { alignment: 'right' })]))
+  req.charges?.forEach((c, i) => totalRows.push([t(reasonText('charge', c, req.locale) + vatOf(totals.charges[i]!), { color: MUTED }), t(money(totals.charges[i]!.amount), { alignment: 'right' })]))
   if (breakdown) {
     // The VAT breakdown (EN 16931 BG-23): one row per category and rate, on its taxable amount.
     for (const g of totals.groups) {
@@ -178,7 +205,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
     body && body.trim() ? [{ stack: [t(title.toUpperCase(), { style: 'label' }), t(body, { margin: [0, 3, 0, 0] })], margin: [0, 18, 0, 0], unbreakable: body.length < 1500 }] : []
 
   const exemptionText = exemptions.length
-    ? exemptions.map((c) => (c === 'E' || req.tax_exemption_reason ? req.tax_exemption_reason ?? '' : EXEMPT_TEXT[c]!)).filter((x, i, a) => x && a.indexOf(x) === i).join('\n')
+    ? exemptions.map((c) => (c === 'E' || req.tax_exemption_reason ? req.tax_exemption_reason ?? '' : exemptionNote(c, req.locale)!)).filter((x, i, a) => x && a.indexOf(x) === i).join('\n')
     : undefined
 
   const p = req.payment
@@ -189,6 +216,7 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
         p.bic && `BIC: ${p.bic}`,
         p.reference && `${L.reference}: ${p.reference}`,
         p.terms && `${L.terms}: ${p.terms}`,
+        ...latePaymentMentions(req, money),
       ].filter(Boolean).join('\n')
     : ''
   const inlineQr = qr && !qr.page ? qr : null
@@ -204,7 +232,8 @@ export function buildInvoiceDocument(req: InvoiceRequest, opts: BuildOptions): {
       } as Content]
     : []
 
-  const footerText = req.footer ? clean(req.footer) : ''
+  // The register entry German company law asks for on business documents, under the sender's own footer.
+  const footerText = [req.footer ? clean(req.footer) : '', registerNote(req.from?.register, req.locale) ?? ''].filter(Boolean).join('\n')
   const doc: TDocumentDefinitions = {
     pageSize: 'A4',
     pageMargins: [48, 48, 48, 64],
