@@ -16,7 +16,7 @@ import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchem
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
 /** A project deleted between key lookup and load serves nothing, like an empty project. */
-export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', environment: 'production', version: -1, tag: '', byKey: new Map(), all: [], origins: ANY_ORIGIN_POLICY }
+export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', environment: 'production', version: -1, tag: '', byKey: new Map(), all: [], segments: [], origins: ANY_ORIGIN_POLICY }
 
 // Each result's piece of the answer (`,"key":{"value":…}`) is built once. compileFlag makes every
 // result a frozen object of its own flag, so a result names its key; NOT_FOUND, shared by every
