@@ -64,6 +64,23 @@ export interface SyncEvents {
   reachability(reachable: boolean, error: string | null): void
 }
 
+/**
+ * Compiled sets by flag set and tag, shared by the providers of one process (several OpenFeature
+ * domains, or many providers in a benchmark): compiling (regular expressions above all) is the
+ * largest cost of an update, and a compiled set is pure, so one copy serves every provider.
+ */
+const compiledSets = new Map<string, WeakRef<CompiledFlagSet>>()
+
+function compiledOf(set: FlagSetV1): CompiledFlagSet {
+  const id = `${set.project}/${set.environment}/${set.etag}`
+  const hit = compiledSets.get(id)?.deref()
+  if (hit) return hit
+  const compiled = compileFlagSet(set.flags, set.segments)
+  for (const [k, ref] of compiledSets) if (!ref.deref()) compiledSets.delete(k)
+  compiledSets.set(id, new WeakRef(compiled))
+  return compiled
+}
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms)
@@ -225,7 +242,7 @@ export class FlagSetSync {
 
   private use(set: FlagSetV1, source: 'service' | 'file', confirmedAt: number): void {
     const before = this.copy?.set
-    const compiled = compileFlagSet(set.flags, set.segments)
+    const compiled = compiledOf(set)
     this.copy = { set, compiled, source }
     this.confirmedAt = confirmedAt
     if (before?.etag === set.etag) return
