@@ -16,8 +16,13 @@ export function typedValue(v: string): boolean | string {
   return v === 'true' ? true : v === 'false' ? false : v
 }
 
+/** The variant OpenFeature reports: the split's variant, else `rule-<i>`, `disabled` or `default`. */
+export function variantOf(r: Evaluation): string {
+  return r.variant ?? (r.rule_index !== null ? `rule-${r.rule_index}` : r.reason === 'DISABLED' ? 'disabled' : 'default')
+}
+
 export function ofrepResult(key: string, r: Evaluation, typed = false): OfrepSuccess {
-  const variant = r.variant ?? (r.rule_index !== null ? `rule-${r.rule_index}` : r.reason === 'DISABLED' ? 'disabled' : 'default')
+  const variant = variantOf(r)
   return {
     key,
     value: typed ? r.value : typedValue(typeof r.value === 'string' ? r.value : ''),

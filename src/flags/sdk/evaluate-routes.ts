@@ -1,6 +1,7 @@
 // The evaluation API: POST /api/v1/evaluate (several flags, with context) and
 // GET /api/v1/evaluate/{flag_key}?sdk_key= (one flag, no context). Served from the in-memory
 // flag cache: no database read once a project is cached.
+import { countServed } from './usage-counter.ts'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { endSoon } from '../../platform/http/end-soon.ts'
@@ -63,6 +64,7 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
       const r = f.evaluate(context)
       p = piece(f, r)
       metrics.evaluation(r.reason)
+      countServed(snap.projectId, snap.environment, f.key, r)
     } else {
       p = `,${JSON.stringify(key)}:${NOT_FOUND_JSON}`
       metrics.evaluation('FLAG_NOT_FOUND')
@@ -136,6 +138,7 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     }
     const r = f.evaluate(EMPTY_CONTEXT)
     metrics.evaluation(r.reason)
+    countServed(snap.projectId, snap.environment, f.key, r)
     ctx.body = { key: f.key, ...nativeResult(r) }
   })
 
