@@ -4,6 +4,7 @@
 // or, without it, by ETag polling, a start from the saved copy while the service is unreachable
 // (and how stale it says it is), recovery, and a refused key.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -209,6 +210,24 @@ describe('flags: in-process OpenFeature provider', () => {
     assert.equal(r.errorCode, 'PROVIDER_NOT_READY')
     assert.equal(p.syncStatus().source, 'none')
     await p.onClose()
+  })
+
+  it('with the CPU saturated by other processes, a provider still starts within its request deadline and follows a change', async () => {
+    const burners = [0, 1, 2].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+    try {
+      const p = new QueueworksProvider({ url: base, serverKey, usage: false })
+      const d = domain()
+      await OpenFeature.setProviderAndWait(d, p)
+      const client = OpenFeature.getClient(d)
+      assert.equal(p.syncStatus().source, 'service')
+      await until('the stream connected', () => (p.syncStatus().streaming ? true : undefined), 20_000)
+      const next = (await client.getNumberValue('price', 0, {})) + 100
+      assert.equal((await putFlag('price', { default_value: next })).status, 200)
+      await until('the change under load', async () => ((await client.getNumberValue('price', 0, {})) === next ? true : undefined), 20_000)
+      await p.onClose()
+    } finally {
+      for (const b of burners) b.kill('SIGKILL')
+    }
   })
 
   it('a client-side key is refused for good: the provider is FATAL with the service\'s message', async () => {
