@@ -8,6 +8,8 @@
 //     evaluation (`provider.resolve`, what each OpenFeature call costs beyond the SDK: context
 //     check and normalisation, the engine, usage counting), and a whole OpenFeature call
 //     (`client.getStringDetails`, the SDK's hooks and promise included).
+//     The reference, measured in the same run over the same flags and contexts: flagd's in-process
+//     evaluator (@openfeature/flagd-core), the flags written as flagd JSON Logic (flagdConfig).
 //  2. Change → every provider updated: PROVIDERS providers (each its own change stream) are
 //     connected; a flag is changed ROUNDS times through the API and each provider's
 //     ConfigurationChanged event is timed from the moment the change was sent. Target p99 ≤ 1 s.
@@ -18,6 +20,7 @@ import os from 'node:os'
 import { parseArgs } from 'node:util'
 import getPort from 'get-port'
 import { OpenFeature, ProviderEvents } from '@openfeature/server-sdk'
+import { FlagdCore } from '@openfeature/flagd-core'
 import { QueueworksProvider } from '@queueworks/openfeature-provider'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
@@ -40,6 +43,33 @@ const SECTION = '## In-process OpenFeature provider'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
 const m = (rate: number) => `${(rate / 1e6).toFixed(2)} M/s`
+
+/**
+ * The rich flags (lib/flags-rich.ts) as flagd flags: the same rules, segment folded in, the regex
+ * `^qa-` as flagd's starts_with (it has no regular expressions), splits as `fractional` over user_id.
+ */
+function flagdConfig(n: number): string {
+  const flags: Record<string, unknown> = {}
+  for (let i = 0; i < n; i++) {
+    flags[`rich-${i}`] = {
+      state: 'ENABLED',
+      variants: { internal: 'internal', qa: 'qa', blue: 'blue', green: 'green', red: 'red', control: 'control', treatment: 'treatment' },
+      defaultVariant: 'control',
+      targeting: {
+        if: [
+          { and: [{ sem_ver: [{ var: 'app_version' }, '>=', '3.0.0'] }, { ends_with: [{ var: 'email' }, '@corp.example'] }] },
+          'internal',
+          { and: [{ starts_with: [{ var: 'user_id' }, 'qa-'] }, { '>=': [{ var: 'age' }, 18] }] },
+          'qa',
+          { '!': { in: [{ var: 'country' }, ['US', 'CA']] } },
+          { fractional: [{ var: 'user_id' }, ['blue', 50], ['green', 30], ['red', 20]] },
+          { fractional: [{ var: 'user_id' }, ['control', 90], ['treatment', 10]] },
+        ],
+      },
+    }
+  }
+  return JSON.stringify({ flags })
+}
 
 /** Calls per second of `f(i)` after a JIT warm-up. */
 function rate(f: (i: number) => unknown, n = 3_000_000): number {
@@ -104,6 +134,11 @@ runBench(async () => {
   const provider = new QueueworksProvider({ url: base, serverKey, usage: { flushIntervalMs: 60_000 } })
   await OpenFeature.setProviderAndWait('bench', provider)
   const providerRate = rate((i) => provider.resolve(keys[i % FLAGS]!, '', contexts[i & 4095]!).variant)
+  const flagd = new FlagdCore()
+  flagd.setConfigurations(flagdConfig(FLAGS))
+  const probe = flagd.resolveStringEvaluation('rich-0', '', contexts[0]!)
+  if (probe.reason === 'ERROR' || !['blue', 'green', 'red'].includes(probe.value)) throw new Error(`flagd-core did not evaluate the rich flag: ${JSON.stringify(probe)}`)
+  const flagdRate = rate((i) => flagd.resolveStringEvaluation(keys[i % FLAGS]!, '', contexts[i & 4095]!).variant, 500_000)
   const client = OpenFeature.getClient('bench')
   const clientRate = await asyncRate((i) => client.getStringDetails(keys[i % FLAGS]!, '', contexts[i & 4095]!))
   await OpenFeature.close()
@@ -147,10 +182,10 @@ runBench(async () => {
     '|---|---|---|',
     `| rule engine alone, contexts normalised beforehand (mixed) | ${m(engineRate)} | |`,
     `| provider evaluation \`provider.resolve\` (context check and normalisation, engine, usage counting) | **${m(providerRate)}** | ≥ 8 M/s: ${providerRate >= 8e6 ? 'met' : 'not met'} |`,
+    `| flagd-core \`resolveStringEvaluation\`, the same flags as JSON Logic (reference) | ${m(flagdRate)} | |`,
+    `| provider / flagd-core | **${(providerRate / flagdRate).toFixed(1)}×** | ≥ 5×: ${providerRate >= 5 * flagdRate ? 'met' : 'not met'} |`,
     `| whole OpenFeature call \`client.getStringDetails\` (SDK hooks, promise) | ${m(clientRate)} | |`,
     `| change → every one of ${PROVIDERS} providers updated (${ROUNDS} rounds): p50 / p99 / max | ${ms(pct(lat, 50))} / **${ms(pct(lat, 99))}** / ${ms(lat.at(-1) ?? NaN)}${missed ? ` (${missed} not told within 5 s)` : ''} | p99 ≤ 1 s: ${pct(lat, 99) <= 1_000 && missed === 0 ? 'met' : 'not met'} |`,
-    '',
-    'flagd-core is not measured: it is not a dependency of this repository (see docs/flags.md, "In-process provider").',
     '',
   ].join('\n')
   console.log(report)

@@ -16,10 +16,10 @@ import {
   type Provider,
   type ResolutionDetails,
 } from '@openfeature/server-sdk'
-import { contextOf, evaluateOfrep } from '../../../src/flags/engine/ofrep-result.ts'
-import { normalizeContext } from '../../../src/flags/engine/rules.ts'
+import { ofrepResult, tooManyAttributes, TOO_MANY_ATTRIBUTES } from '../../../src/flags/engine/ofrep-result.ts'
+import { normalizeContext, type Evaluation } from '../../../src/flags/engine/rules.ts'
 import { FlagSetSync, KeyRefusedError, type SyncOptions, type SyncStatus } from './flag-set-sync.ts'
-import { UsageReporter, type UsageOptions } from './usage-reporter.ts'
+import { UsageReporter, type ServedEntry, type UsageOptions } from './usage-reporter.ts'
 
 export interface QueueworksProviderOptions extends SyncOptions {
   /** Per-flag evaluation counts sent to the service (usage-reporter.ts); false: none sent. */
@@ -32,10 +32,15 @@ export class QueueworksProvider implements Provider {
   readonly events = new OpenFeatureEventEmitter()
   private readonly sync: FlagSetSync
   private readonly usage: UsageReporter | null
+  /** Details and usage count per engine result (usage-reporter.ts drains the counts). */
+  private readonly served = new Map<Evaluation, ServedEntry>()
 
   constructor(opts: QueueworksProviderOptions) {
     this.sync = new FlagSetSync(opts, {
       changed: (flagsChanged) => {
+        // Results of the replaced set are no longer served: their counts go to the next batch.
+        if (this.usage) this.usage.drain()
+        this.served.clear()
         // The first copy is reported by initialize; later ones are configuration changes.
         if (this.initialized) this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged })
         if (this.initFailed) {
@@ -49,7 +54,7 @@ export class QueueworksProvider implements Provider {
         else this.events.emit(ProviderEvents.Stale, { message: error ?? 'flag service unreachable' })
       },
     })
-    this.usage = opts.usage === false ? null : new UsageReporter(opts, opts.usage ?? {})
+    this.usage = opts.usage === false ? null : new UsageReporter(opts, opts.usage ?? {}, this.served)
   }
 
   private initialized = false
@@ -108,11 +113,18 @@ export class QueueworksProvider implements Provider {
     if (!copy) throw new ProviderNotReadyError('no flag set loaded yet')
     const f = copy.compiled.byKey.get(flagKey)
     if (!f) throw new FlagNotFoundError(`Flag "${flagKey}" not found`)
-    const c = contextOf({ context })
-    if (!c.ok) throw new InvalidContextError(c.details)
-    const r = evaluateOfrep(f, normalizeContext(c.context))
-    if (typeof r.value !== typeof defaultValue) throw new TypeMismatchError(`Expected flag type ${typeof defaultValue} but got ${typeof r.value}`)
-    this.usage?.count(flagKey, r.variant)
-    return { value: r.value as T, variant: r.variant, reason: r.reason, flagMetadata: r.metadata }
+    if (context != null && tooManyAttributes(context)) throw new InvalidContextError(TOO_MANY_ATTRIBUTES)
+    const r = f.evaluate(normalizeContext(context))
+    // Each engine result is a frozen object of one flag and variant: its details are built once,
+    // and its usage is counted on the same entry (no allocation per evaluation).
+    let e = this.served.get(r)
+    if (e === undefined) {
+      const o = ofrepResult(f.key, r, f.definition.type !== undefined)
+      e = { details: Object.freeze({ value: o.value, variant: o.variant, reason: o.reason, flagMetadata: Object.freeze(o.metadata) }), flag: f.key, variant: o.variant, n: 0 }
+      this.served.set(r, e)
+    }
+    if (typeof e.details.value !== typeof defaultValue) throw new TypeMismatchError(`Expected flag type ${typeof defaultValue} but got ${typeof e.details.value}`)
+    e.n++
+    return e.details as ResolutionDetails<T>
   }
 }

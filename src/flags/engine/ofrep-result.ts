@@ -36,12 +36,22 @@ export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
   return ofrepResult(f.key, f.evaluate(ctx), f.definition.type !== undefined)
 }
 
+export const MAX_CONTEXT_ATTRIBUTES = 100
+export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes`
+
+/** More than MAX_CONTEXT_ATTRIBUTES own attributes, counted without building a list (the provider checks every call). */
+export function tooManyAttributes(c: object): boolean {
+  let n = 0
+  for (const k in c) if (Object.hasOwn(c, k) && ++n > MAX_CONTEXT_ATTRIBUTES) return true
+  return false
+}
+
 /** `context` must be an object when present; non-scalar attributes are ignored (never match). */
 export function contextOf(body: unknown): { ok: true; context: Record<string, unknown> } | { ok: false; details: string } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, details: 'body must be a JSON object' }
   const c = (body as { context?: unknown }).context
   if (c === undefined || c === null) return { ok: true, context: {} }
   if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: 'context must be an object' }
-  if (Object.keys(c).length > 100) return { ok: false, details: 'context must have at most 100 attributes' }
+  if (tooManyAttributes(c)) return { ok: false, details: TOO_MANY_ATTRIBUTES }
   return { ok: true, context: c as Record<string, unknown> }
 }
