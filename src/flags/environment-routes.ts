@@ -3,7 +3,9 @@
 // /api/v1/projects/{id}/environments/{name} (not production). Each environment has its own SDK
 // key (shown once); `production` is the project's own key (rotated by /sdk-key/rotate). Flags'
 // definitions are shared; their enabled state, rules and default are per environment
-// (`?environment=` on the flag endpoints).
+// (`?environment=` on the flag endpoints). POST /api/v1/projects/{id}/environments/{name}/server-key/rotate
+// makes (or replaces) the environment's server SDK key, production included: the only key that
+// reads the whole flag set (sdk/flag-set-routes.ts).
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { z } from 'zod'
@@ -13,7 +15,7 @@ import { atField, input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './sdk/flag-cache.ts'
 import { ENVIRONMENT_LIMITS, environmentLimit } from './plan-limits.ts'
-import { addEnvironment, environmentNames, getProject, PRODUCTION, rotateEnvironmentKey, type ProjectDoc } from './store/project-store.ts'
+import { addEnvironment, environmentNames, getProject, PRODUCTION, rotateEnvironmentKey, rotateServerKey, serverKeyHint, type ProjectDoc } from './store/project-store.ts'
 import { clearEnvironmentStates, deleteEnvironment, renameEnvironment, type EnvironmentChange } from './store/environment-changes.ts'
 import { projectParams, projectPathSchema } from './flag-schema.ts'
 import { recordChange } from './changes/audit.ts'
@@ -52,8 +54,8 @@ const envView = (p: ProjectDoc, name: string) => environmentsView(p).find((e) =>
 
 function environmentsView(p: ProjectDoc) {
   return [
-    { name: PRODUCTION, sdk_key_hint: p.sdk_key_hint, created_at: p.created_at.toISOString() },
-    ...(p.environments ?? []).map((e) => ({ name: e.name, sdk_key_hint: e.sdk_key_hint, created_at: e.created_at.toISOString() })),
+    { name: PRODUCTION, sdk_key_hint: p.sdk_key_hint, server_key_hint: p.server_key_hint ?? null, created_at: p.created_at.toISOString() },
+    ...(p.environments ?? []).map((e) => ({ name: e.name, sdk_key_hint: e.sdk_key_hint, server_key_hint: e.server_key_hint ?? null, created_at: e.created_at.toISOString() })),
   ]
 }
 
@@ -95,6 +97,16 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
     await cache.changed(r.project._id, { keys: true })
     const env = r.project.environments!.find((e) => e.name === params.name)!
     ctx.body = { name: env.name, sdk_key: r.sdkKey, sdk_key_hint: env.sdk_key_hint, created_at: env.created_at.toISOString() }
+  })
+
+  // A server key is made on first call and replaced after; the old one stops working on every
+  // replica within about 1 s (as a rotated SDK key). Shown once.
+  router.post('/:name/server-key/rotate', auth, validate(environmentPathSchema), async (ctx) => {
+    const { params } = input(ctx, environmentPathSchema)
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'sdk_key', target: params.name }, () => rotateServerKey(db, accountOf(ctx)._id, params.id, params.name), (r) => (r ? sdkKeyState(r.project, params.name) : undefined))
+    if (!r) throw notFound((await getProject(db, accountOf(ctx)._id, params.id)) ? 'Environment not found' : 'Project not found')
+    await cache.changed(r.project._id, { keys: true })
+    ctx.body = { name: params.name, server_key: r.serverKey, server_key_hint: serverKeyHint(r.project, params.name) }
   })
 
   // Rename: the SDK key stays the same and now evaluates under the new name; flag states move with it.

@@ -6,5 +6,6 @@ import { segmentIndexes } from './store/segment-store.ts'
 import { historyIndexes } from './changes/history-store.ts'
 import { deliveryIndexes } from './changes/change-hook-delivery-store.ts'
 import { webhookIndexes } from './changes/change-hook-store.ts'
+import { usageIndexes } from './store/usage-store.ts'
 
-export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes, ...segmentIndexes, ...historyIndexes, ...webhookIndexes, ...deliveryIndexes]
+export const flagsServiceIndexes: IndexSpec[] = [...projectIndexes, ...flagIndexes, ...segmentIndexes, ...historyIndexes, ...webhookIndexes, ...deliveryIndexes, ...usageIndexes]

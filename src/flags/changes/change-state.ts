@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Db } from 'mongodb'
 import { getFlag, stateIn, type FlagDoc } from '../store/flag-store.ts'
-import { environmentNames, PRODUCTION, type ProjectDoc } from '../store/project-store.ts'
+import { environmentNames, PRODUCTION, serverKeyHint, type ProjectDoc } from '../store/project-store.ts'
 import { getSegment, type SegmentDoc } from '../store/segment-store.ts'
 import { getWebhook, type WebhookDoc } from './change-hook-store.ts'
 import { variantView } from '../engine/variant-allocation.ts'
@@ -47,7 +47,10 @@ export function environmentState(p: ProjectDoc, name: string) {
 /** An SDK key is shown by its hint only; a rotation changes the hint. */
 export function sdkKeyState(p: ProjectDoc, environment: string) {
   const e = environmentState(p, environment)
-  return e ? { environment, sdk_key_hint: e.sdk_key_hint } : null
+  if (!e) return null
+  // The server key's hint only once there is one, so entries from before server keys read the same.
+  const server = serverKeyHint(p, environment)
+  return { environment, sdk_key_hint: e.sdk_key_hint, ...(server ? { server_key_hint: server } : {}) }
 }
 
 export const webhookState = (h: WebhookDoc | null) =>

@@ -1,6 +1,7 @@
 // The evaluation API: POST /api/v1/evaluate (several flags, with context) and
 // GET /api/v1/evaluate/{flag_key}?sdk_key= (one flag, no context). Served from the in-memory
 // flag cache: no database read once a project is cached.
+import { countServed } from './usage-counter.ts'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { endSoon } from '../../platform/http/end-soon.ts'
@@ -16,7 +17,7 @@ import { checkEvaluateBody, evaluateBodySchema, evaluateOneSchema, evaluateSchem
 export const FLAG_NOT_FOUND_MESSAGE = 'Flag not found'
 
 /** A project deleted between key lookup and load serves nothing, like an empty project. */
-export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', environment: 'production', version: -1, tag: '', byKey: new Map(), all: [], origins: ANY_ORIGIN_POLICY }
+export const EMPTY_SNAPSHOT: ProjectSnapshot = { projectId: '', environment: 'production', version: -1, tag: '', byKey: new Map(), all: [], segments: [], origins: ANY_ORIGIN_POLICY }
 
 // Each result's piece of the answer (`,"key":{"value":…}`) is built once. compileFlag makes every
 // result a frozen object of its own flag, so a result names its key; NOT_FOUND, shared by every
@@ -63,6 +64,7 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
       const r = f.evaluate(context)
       p = piece(f, r)
       metrics.evaluation(r.reason)
+      countServed(snap.projectId, snap.environment, f.key, r)
     } else {
       p = `,${JSON.stringify(key)}:${NOT_FOUND_JSON}`
       metrics.evaluation('FLAG_NOT_FOUND')
@@ -136,6 +138,7 @@ export function evaluateRouter(cache: FlagCache, gate: EvaluationGate): Router {
     }
     const r = f.evaluate(EMPTY_CONTEXT)
     metrics.evaluation(r.reason)
+    countServed(snap.projectId, snap.environment, f.key, r)
     ctx.body = { key: f.key, ...nativeResult(r) }
   })
 

@@ -20,8 +20,9 @@ import type { Account } from '../../platform/accounts.ts'
 import { originPolicy, type OriginPolicy } from './evaluation-cors.ts'
 import { definitionOf, listFlags } from '../store/flag-store.ts'
 import type { ProjectDoc } from '../store/project-store.ts'
-import { allowedOriginsOf, environmentNames, environmentOfKey, findProjectBySdkKeyHash, PRODUCTION, projects, SDK_KEY_PREFIX } from '../store/project-store.ts'
-import { compileFlag, type CompiledFlag } from '../engine/rules.ts'
+import { allowedOriginsOf, environmentNames, environmentOfKey, findProjectBySdkKeyHash, isServerKey, PRODUCTION, projects, SDK_KEY_PREFIX, SERVER_KEY_PREFIX } from '../store/project-store.ts'
+import type { CompiledFlag } from '../engine/rules.ts'
+import { compileFlagSet, type FlagSetSegment } from '../engine/flag-set.ts'
 import { listSegments } from '../store/segment-store.ts'
 
 export interface SdkKeyEntry {
@@ -33,7 +34,12 @@ export interface SdkKeyEntry {
   accountId: string
   plan: Plan
   keyHash: string
+  /** A server SDK key (may read the whole flag set), not a client-side one. */
+  server: boolean
 }
+
+/** Client-side and server SDK keys both evaluate; anything else is not a key of ours. */
+const looksLikeKey = (k: string) => (k.startsWith(SDK_KEY_PREFIX) || k.startsWith(SERVER_KEY_PREFIX)) && k.length <= 200
 
 /** The cache key of an environment's compiled flags: the project id alone for production. */
 export const snapshotId = (projectId: string, environment: string) => (environment === PRODUCTION ? projectId : `${projectId}/${environment}`)
@@ -51,6 +57,8 @@ export interface ProjectSnapshot {
   byKey: Map<string, CompiledFlag>
   /** Sorted by key (bulk evaluation order). */
   all: CompiledFlag[]
+  /** The project's segments, as compiled into the flags (the flag set's answer carries them). */
+  segments: FlagSetSegment[]
   /** Browser origins whose pages may read the evaluations (evaluation-cors.ts). */
   origins: OriginPolicy
 }
@@ -156,7 +164,7 @@ export class FlagCache {
 
   /** The entry of a key this replica already holds, without waiting; undefined: ask resolveKey. */
   knownKey(sdkKey: string): SdkKeyEntry | undefined {
-    if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return undefined
+    if (!looksLikeKey(sdkKey)) return undefined
     const known = this.hashOfKey.get(sdkKey)
     if (known !== undefined) return this.keys.get(known)
     const hash = sha256(sdkKey)
@@ -177,7 +185,7 @@ export class FlagCache {
 
   /** The project an SDK key belongs to, or null for an unknown key. */
   async resolveKey(sdkKey: string): Promise<SdkKeyEntry | null> {
-    if (!sdkKey.startsWith(SDK_KEY_PREFIX) || sdkKey.length > 200) return null
+    if (!looksLikeKey(sdkKey)) return null
     const hash = sha256(sdkKey)
     const hit = this.keys.get(hash)
     if (hit) return hit
@@ -197,6 +205,7 @@ export class FlagCache {
       accountId: account._id,
       plan: account.plan,
       keyHash: hash,
+      server: isServerKey(sdkKey),
     }
     // A rotation seen meanwhile may have retired this very key: do not remember it.
     if (epoch === this.keyEpoch) this.keys.set(hash, entry)
@@ -227,9 +236,9 @@ export class FlagCache {
     const project = await projects(this.db).findOne({ _id: projectId })
     if (!project || !environmentNames(project).includes(environment)) return null
     const [docs, segs] = await Promise.all([listFlags(this.db, projectId), listSegments(this.db, projectId)])
-    const byName = new Map(segs.map((s) => [s.name, s.conditions]))
+    const segments: FlagSetSegment[] = segs.map((s) => ({ name: s.name, conditions: s.conditions }))
     const defs = docs.map((d) => definitionOf(d, environment))
-    const all = defs.map((d) => compileFlag(d, byName))
+    const { byKey, all } = compileFlagSet(defs, segments)
     const tag = createHash('sha256')
       .update(JSON.stringify([defs, segs.map((s) => [s.name, s.conditions])]))
       .digest('base64url')
@@ -239,8 +248,9 @@ export class FlagCache {
       environment,
       version: project.version,
       tag,
-      byKey: new Map(all.map((f) => [f.key, f])),
+      byKey,
       all,
+      segments,
       origins: originPolicy(allowedOriginsOf(project)),
     }
     if ((this.generation.get(projectId) ?? 0) === gen && !this.closed) {

@@ -11,7 +11,8 @@ import { corsByProject } from './evaluation-cors.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
 import type { FlagCache } from './flag-cache.ts'
 import { readJson } from './ofrep-body.ts'
-import { contextOf, evaluateOfrep, type OfrepFailure } from './ofrep-schema.ts'
+import { contextOf, ofrepResult, type OfrepFailure } from './ofrep-schema.ts'
+import { countServed } from './usage-counter.ts'
 import { normalizeContext } from '../engine/rules.ts'
 import type { Admit } from './sdk-auth.ts'
 import { eventStreamsFor } from './stream-advert.ts'
@@ -64,8 +65,10 @@ export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config,
       metrics.evaluation('FLAG_NOT_FOUND')
       return fail(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `Flag "${key}" not found` })
     }
-    const result = evaluateOfrep(f, normalizeContext(c.context))
+    const r = f.evaluate(normalizeContext(c.context))
+    const result = ofrepResult(f.key, r, f.definition.type !== undefined)
     metrics.evaluation(result.reason)
+    countServed(snap.projectId, snap.environment, f.key, r)
     ctx.body = result
   })
 
@@ -76,7 +79,11 @@ export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config,
     const c = contextOf(body.value)
     if (!c.ok) return fail(ctx, 400, { errorCode: 'INVALID_CONTEXT', errorDetails: c.details })
     const context = normalizeContext(c.context)
-    const results = snap.all.map((f) => evaluateOfrep(f, context))
+    const results = snap.all.map((f) => {
+      const r = f.evaluate(context)
+      countServed(snap.projectId, snap.environment, f.key, r)
+      return ofrepResult(f.key, r, f.definition.type !== undefined)
+    })
     for (const r of results) metrics.evaluation(r.reason)
     const json = JSON.stringify({ flags: results, eventStreams: eventStreamsFor(credentials(ctx)!, config) })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.

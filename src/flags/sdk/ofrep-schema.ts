@@ -3,49 +3,12 @@
 // errorDetails}, bulk {flags: [...]}. A typed flag answers its JSON value; the seed's untyped flag
 // answers "true"/"false" as booleans and anything else as a string. The providers compare the
 // value's JSON type with the one asked for and report TYPE_MISMATCH themselves.
-import type { CompiledFlag, EvalContext, Evaluation } from '../engine/rules.ts'
+export { contextOf, evaluateOfrep, ofrepResult, typedValue, type OfrepSuccess } from '../engine/ofrep-result.ts'
 
 export type OfrepErrorCode = 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL' | 'FLAG_NOT_FOUND'
-
-export interface OfrepSuccess {
-  key: string
-  value: unknown
-  reason: 'TARGETING_MATCH' | 'DEFAULT' | 'DISABLED'
-  variant: string
-  metadata: Record<string, string | number | boolean>
-}
 
 export interface OfrepFailure {
   key?: string
   errorCode: OfrepErrorCode
   errorDetails: string
-}
-
-export function typedValue(v: string): boolean | string {
-  return v === 'true' ? true : v === 'false' ? false : v
-}
-
-export function ofrepResult(key: string, r: Evaluation, typed = false): OfrepSuccess {
-  const variant = r.variant ?? (r.rule_index !== null ? `rule-${r.rule_index}` : r.reason === 'DISABLED' ? 'disabled' : 'default')
-  return {
-    key,
-    value: typed ? r.value : typedValue(typeof r.value === 'string' ? r.value : ''),
-    reason: r.reason as OfrepSuccess['reason'],
-    variant,
-    metadata: r.rule_index !== null ? { rule_index: r.rule_index } : {},
-  }
-}
-
-export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
-  return ofrepResult(f.key, f.evaluate(ctx), f.definition.type !== undefined)
-}
-
-/** `context` must be an object when present; non-scalar attributes are ignored (never match). */
-export function contextOf(body: unknown): { ok: true; context: Record<string, unknown> } | { ok: false; details: string } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, details: 'body must be a JSON object' }
-  const c = (body as { context?: unknown }).context
-  if (c === undefined || c === null) return { ok: true, context: {} }
-  if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: 'context must be an object' }
-  if (Object.keys(c).length > 100) return { ok: false, details: 'context must have at most 100 attributes' }
-  return { ok: true, context: c as Record<string, unknown> }
 }

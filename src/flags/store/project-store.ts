@@ -8,6 +8,15 @@ import { newApiKey, randomId, sha256 } from '../../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
 
 export const SDK_KEY_PREFIX = 'fbsdk_'
+/**
+ * Server SDK keys: kept by back ends, never shipped to browsers, so they alone may read an
+ * environment's whole flag set (rules can hold e-mail addresses and other targeting data). They
+ * also open everything a client-side key opens (OFREP, /evaluate, the change stream).
+ */
+export const SERVER_KEY_PREFIX = 'fbsrv_'
+
+/** Whether a raw key is a server SDK key (by its prefix). */
+export const isServerKey = (key: string) => key.startsWith(SERVER_KEY_PREFIX)
 
 export interface ProjectDoc {
   _id: string
@@ -24,6 +33,9 @@ export interface ProjectDoc {
   version: number
   created_at: Date
   sdk_key_rotated_at?: Date
+  /** Production's server SDK key (hash and hint); absent until one is made. */
+  server_key_hash?: string
+  server_key_hint?: string
   /**
    * Environments besides production, each with its own SDK key (hash). Production is the project's
    * own key (`sdk_key_hash`); absent = production only (documents written before environments).
@@ -39,16 +51,19 @@ export interface EnvironmentDoc {
   name: string
   sdk_key_hash: string
   sdk_key_hint: string
+  /** The environment's server SDK key; kept here so a rename or delete carries it along. */
+  server_key_hash?: string
+  server_key_hint?: string
   created_at: Date
 }
 
 /** The project's environment names, production first. */
 export const environmentNames = (p: ProjectDoc): string[] => [PRODUCTION, ...(p.environments ?? []).map((e) => e.name)]
 
-/** The environment an SDK key hash belongs to in this project, or null. */
+/** The environment an SDK key hash (client-side or server) belongs to in this project, or null. */
 export function environmentOfKey(p: ProjectDoc, hash: string): string | null {
-  if (p.sdk_key_hash === hash) return PRODUCTION
-  return p.environments?.find((e) => e.sdk_key_hash === hash)?.name ?? null
+  if (p.sdk_key_hash === hash || p.server_key_hash === hash) return PRODUCTION
+  return p.environments?.find((e) => e.sdk_key_hash === hash || e.server_key_hash === hash)?.name ?? null
 }
 
 /** Evaluation is open to every origin by default: SDK keys are made to live in browser pages. */
@@ -68,6 +83,8 @@ export const projectIndexes: IndexSpec[] = [
       { key: { sdk_key_hash: 1 }, name: 'sdk_key_hash', unique: true },
       { key: { account_id: 1, created_at: 1 }, name: 'account_created' },
       { key: { 'environments.sdk_key_hash': 1 }, name: 'environment_sdk_key_hash' },
+      { key: { server_key_hash: 1 }, name: 'server_key_hash' },
+      { key: { 'environments.server_key_hash': 1 }, name: 'environment_server_key_hash' },
     ],
   },
 ]
@@ -76,6 +93,12 @@ export const projects = (db: Db) => db.collection<ProjectDoc>('flag_projects')
 const counters = (db: Db) => db.collection<ProjectCounterDoc>('flag_project_counters')
 
 const hintOf = (key: string) => `${key.slice(0, SDK_KEY_PREFIX.length + 4)}…`
+
+/** The server key's hint of an environment, or null when it has none yet. */
+export function serverKeyHint(p: ProjectDoc, environment: string): string | null {
+  if (environment === PRODUCTION) return p.server_key_hint ?? null
+  return p.environments?.find((e) => e.name === environment)?.server_key_hint ?? null
+}
 
 export function projectView(p: ProjectDoc) {
   return {
@@ -144,7 +167,9 @@ export async function getProject(db: Db, accountId: string, id: string): Promise
 
 /** The project and environment an SDK key (by hash) belongs to: production's key or an environment's. */
 export async function findProjectBySdkKeyHash(db: Db, hash: string): Promise<{ project: ProjectDoc; environment: string } | null> {
-  const p = await projects(db).findOne({ $or: [{ sdk_key_hash: hash }, { 'environments.sdk_key_hash': hash }] })
+  const p = await projects(db).findOne({
+    $or: [{ sdk_key_hash: hash }, { 'environments.sdk_key_hash': hash }, { server_key_hash: hash }, { 'environments.server_key_hash': hash }],
+  })
   const environment = p && environmentOfKey(p, hash)
   return p && environment ? { project: p, environment } : null
 }
@@ -192,6 +217,28 @@ export async function rotateEnvironmentKey(db: Db, accountId: string, id: string
     if (project) return { project, sdkKey }
   }
   throw new Error('environment key rotation kept racing')
+}
+
+/**
+ * A new server SDK key for an environment (production included): made on first call, replaced
+ * after (the old one stops working once the change is published). Null: no such project or
+ * environment.
+ */
+export async function rotateServerKey(db: Db, accountId: string, id: string, name: string): Promise<{ project: ProjectDoc; serverKey: string } | null> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const p = await getProject(db, accountId, id)
+    if (!p || !environmentNames(p).includes(name)) return null
+    const serverKey = newApiKey(SERVER_KEY_PREFIX)
+    const set = { server_key_hash: sha256(serverKey), server_key_hint: hintOf(serverKey) }
+    if (name === PRODUCTION) {
+      const project = await projects(db).findOneAndUpdate({ _id: p._id }, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' })
+      if (project) return { project, serverKey }
+      return null
+    }
+    const project = await replaceEnvironments(db, p, p.environments!.map((e) => (e.name === name ? { ...e, ...set } : e)))
+    if (project) return { project, serverKey }
+  }
+  throw new Error('server key rotation kept racing')
 }
 
 /** Replace the SDK key; the old one stops working everywhere once the change is published. */

@@ -1,0 +1,90 @@
+// POST /api/v1/flag-usage: in-process providers report how often they evaluated each flag, and to
+// which variant, in batches (as Unleash SDKs send metrics). Server SDK keys only (a client-side
+// key lives in web pages, where anyone could inflate the counts; pages evaluate on the service,
+// which counts itself). Limits: at most MAX_USAGE_FLAGS flags per batch, MAX_USAGE_VARIANTS
+// variants per flag, counts up to MAX_USAGE_COUNT each, a body of at most USAGE_BODY_LIMIT bytes.
+// Flags the key's environment does not have, and variants a flag cannot serve, are not stored
+// (they would let a client grow the data at will) and are named in the answer.
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { z } from 'zod'
+import { bearerToken } from '../../platform/http/auth.ts'
+import { forbidden, payloadTooLarge } from '../../platform/http/errors.ts'
+import { parseOrThrow } from '../../platform/http/validate.ts'
+import type { CompiledFlag } from '../engine/rules.ts'
+import { VARIANT_NAME_RE } from '../engine/variants.ts'
+import { addUsage, type UsageRow } from '../store/usage-store.ts'
+import type { FlagCache } from './flag-cache.ts'
+import type { Admit } from './sdk-auth.ts'
+import { countInMetric } from './usage-counter.ts'
+
+export const USAGE_PATH = '/api/v1/flag-usage'
+export const MAX_USAGE_FLAGS = 1_000
+export const MAX_USAGE_VARIANTS = 64
+export const MAX_USAGE_COUNT = 1_000_000_000
+export const USAGE_BODY_LIMIT = 256 * 1024
+
+export const SERVER_KEY_NEEDED =
+  'Forbidden: usage is reported with a server SDK key (fbsrv_…); client-side SDK keys (fbsdk_…) may only evaluate, and evaluations on the service are counted by the service'
+
+const counts = z
+  .record(z.string().max(64), z.number().int().min(0).max(MAX_USAGE_COUNT))
+  .refine((r) => Object.keys(r).length <= MAX_USAGE_VARIANTS, { message: `must have at most ${MAX_USAGE_VARIANTS} variants` })
+const usageBody = z.strictObject({
+  started_at: z.iso.datetime({ offset: true }).optional(),
+  ended_at: z.iso.datetime({ offset: true }).optional(),
+  flags: z.record(z.string().max(128), counts).refine((r) => Object.keys(r).length <= MAX_USAGE_FLAGS, { message: `must have at most ${MAX_USAGE_FLAGS} flags` }),
+})
+
+/** Every variant name a flag can report: its splits' variants, `rule-<i>`, `default`, `disabled`. */
+const servable = new WeakMap<CompiledFlag, Set<string>>()
+function variantsOf(f: CompiledFlag): Set<string> {
+  let s = servable.get(f)
+  if (!s) {
+    const d = f.definition
+    s = new Set(['default', 'disabled', ...d.rules.map((_, i) => `rule-${i}`)])
+    for (const r of d.rules) for (const v of r.variants ?? []) s.add(v.name)
+    for (const v of d.fallthrough?.variants ?? []) s.add(v.name)
+    servable.set(f, s)
+  }
+  return s
+}
+
+export function usageRouter(cache: FlagCache, admit: Admit, db: import('mongodb').Db): Router {
+  const router = new Router()
+
+  router.post(USAGE_PATH, async (ctx: Context) => {
+    const entry = await admit(bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined), { 'WWW-Authenticate': 'Bearer' })
+    if (!entry.server) throw forbidden(SERVER_KEY_NEEDED)
+    if ((ctx.request.length ?? 0) > USAGE_BODY_LIMIT) throw payloadTooLarge(`A usage batch must be at most ${USAGE_BODY_LIMIT} bytes`)
+    const body = parseOrThrow(usageBody, (ctx.request as { body?: unknown }).body ?? {})
+    const snap = await cache.snapshot(entry.projectId)
+    const rows: UsageRow[] = []
+    const ignoredFlags: string[] = []
+    const ignoredVariants: string[] = []
+    let accepted = 0
+    for (const [flag, variants] of Object.entries(body.flags)) {
+      const f = snap?.byKey.get(flag)
+      if (!f) {
+        ignoredFlags.push(flag)
+        continue
+      }
+      const known = variantsOf(f)
+      for (const [variant, n] of Object.entries(variants)) {
+        if (!VARIANT_NAME_RE.test(variant) || !known.has(variant)) {
+          ignoredVariants.push(`${flag}/${variant}`)
+          continue
+        }
+        if (n === 0) continue
+        rows.push({ project: entry.project, environment: entry.environment, flag, variant, source: 'in_process', n })
+        accepted += n
+      }
+    }
+    await addUsage(db, rows, new Date())
+    for (const r of rows) countInMetric('in_process', r.project, r.environment, r.flag, r.n)
+    ctx.status = 202
+    ctx.body = { accepted, ignored_flags: ignoredFlags.slice(0, 100), ignored_variants: ignoredVariants.slice(0, 100) }
+  })
+
+  return router
+}
