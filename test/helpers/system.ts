@@ -40,6 +40,11 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     QUEUE_PREFIX: `t_${id}`,
     JOB_LOCK_MS: '3000',
     RENDER_TIMEOUT_MS: '20000',
+    // 16 slots per partitioned collection instead of the engine's default (up to 1,000): every
+    // cross-slot path still runs, and a file's fresh database costs ~1.5 s less to set up (its
+    // indexes are made on every slot). The default layout is what the tests that spawn `start`
+    // run on; test/platform-partitioned*.test.ts choose their own counts. docs/testing.md.
+    STORE_PARTITIONS: '16',
     ...extra,
   }
 }
