@@ -31,14 +31,14 @@ import { ALL_INDEXES } from '../../src/services.ts'
 import { flagsService } from '../../src/flags/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { fmt, httpSide, interleave, loadRange, medianRange, ratio as roundRatio, startReferenceServer, type Summary } from './lib/harness.ts'
+import { DEFAULT_ROUNDS, DEFAULT_SECONDS, fmt, httpSide, interleave, loadRange, medianRange, ratio as roundRatio, startReferenceServer, type Summary } from './lib/harness.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { FLAGS, PROJECTS, seedFlags } from './lib/flags-setup.ts'
 import { seedRichFlags } from './lib/flags-rich.ts'
 import { engineRates } from './lib/engine-rates.ts'
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, 'no-write': { type: 'boolean', default: false } },
+  options: { duration: { type: 'string', default: String(DEFAULT_SECONDS) }, rounds: { type: 'string', default: String(DEFAULT_ROUNDS) }, 'no-write': { type: 'boolean', default: false } },
 })
 const DURATION = Number(values.duration)
 const ROUNDS = Number(values.rounds)

@@ -69,6 +69,10 @@ function summarise(side: Side, rounds: Round[]): Summary {
   }
 }
 
+/** Rounds per side and seconds per round unless a benchmark is told otherwise (docs/benchmarks.md). */
+export const DEFAULT_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+export const DEFAULT_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 5)
+
 export interface InterleaveOptions {
   /** Measured rounds per side (at least 3). */
   rounds?: number
@@ -83,7 +87,7 @@ export interface InterleaveOptions {
  * of them alike; one warm-up round each first. Returns each side's summary by name.
  */
 export async function interleave(sides: Side[], opts: InterleaveOptions = {}): Promise<Record<string, Summary>> {
-  const { rounds = 3, seconds = 5, warmupSeconds = 2, log = console.log } = opts
+  const { rounds = DEFAULT_ROUNDS, seconds = DEFAULT_SECONDS, warmupSeconds = 2, log = console.log } = opts
   if (rounds < 3) throw new Error('at least 3 rounds: a median and a range need them')
   if (warmupSeconds > 0) {
     for (const side of sides) {
