@@ -4,7 +4,9 @@
 // buildInvoiceDocument + pdfmake), no queue, no HTTP, no storage. Warms each thread up, prints
 // "ready", then for each stdin line "<ms>" renders for that long on every thread and prints
 // {"docs": n, "seconds": s} (all threads together).
+import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
 import { isMainThread, parentPort, Worker } from 'node:worker_threads'
 import { renderInvoicePdf } from '../../../src/invoice/pdf/render.ts'
 import { invoiceBodySchema } from '../../../src/invoice/invoice-schema.ts'
@@ -15,7 +17,11 @@ const render = () => renderInvoicePdf(request, { today: '2026-11-21' })
 
 if (isMainThread) {
   const threads = Math.max(1, Number(process.argv[2] ?? 1))
-  const workers = Array.from({ length: threads }, () => new Worker(new URL(import.meta.url)))
+  // A new thread does not get the main thread's TypeScript loader: it registers tsx for itself
+  // before it imports this file (as the snapshot thread does, src/platform/embedded/snapshot-client.ts).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const entry = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}) })`
+  const workers = Array.from({ length: threads }, () => new Worker(entry, { eval: true }))
   const ask = (w: Worker, ms: number) =>
     new Promise<number>((resolve, reject) => {
       w.once('message', resolve)
