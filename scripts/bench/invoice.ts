@@ -205,6 +205,11 @@ async function main(): Promise<void> {
       return { wallMs: performance.now() - t, latencies }
     }
 
+    // The API refuses invoices (503) until it sees a worker consuming the render queue; the
+    // measurement starts once one is served end to end.
+    await waitFor('the first invoice served end to end', async () => (await fetch(`${base}/invoice`, { method: 'POST', headers, body: payload })).status === 200, 120_000)
+    await clearStored()
+
     // Warm-up: the render threads' JIT gets what the reference's threads get before they are
     // timed, and its renders are the first RSS_EARLY of the RSS measurement.
     console.log(`\nwarm-up: ${RSS_EARLY} invoices (load ${loadAverage().toFixed(2)}) …`)
