@@ -43,6 +43,9 @@ const { values } = parseArgs({
 const DURATION = Number(values.duration)
 const ROUNDS = Number(values.rounds)
 
+const METHOD_NOTE =
+  "Method changed on 2026-11-26 (shared harness): earlier runs of this section reported 1.04 (evaluate) and 0.94 (mixed) against a bare Koa reference that did not read the request body (19,169 req/s; the one that read and parsed it, then shown as the floor, made 13,258), with autocannon in a worker thread of the server's own process and the best of 2 runs. The reference now reads and parses the same body and runs in its own process, the generator runs in its own process, and the figures are medians of interleaved rounds on a loaded machine, so the ratios and p99 are not comparable with those earlier ones."
+
 const MEMO_NOTE =
   'The per-operator rates cycle over 1,024 context values (the mixed workload over 4,096 users), so `matches`, ' +
   '`semver_*`, `before`/`after` and `in_cidr` answer mostly from their per-condition memo of the last 4,096 values ' +
@@ -138,6 +141,8 @@ async function main() {
         'docs/flags.md); its answer is written from memoised pieces, with the other answers of its event-loop turn. ' +
         'The load generator shares the two cores with the server (in a process of its own), so a request that makes the ' +
         'generator send a body and parse a longer answer costs twice. Compare ratios within one run.',
+      '',
+      METHOD_NOTE,
       '',
       MEMO_NOTE,
       '',
