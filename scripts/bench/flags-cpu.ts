@@ -1,9 +1,9 @@
 // Server CPU per evaluate request, the steadier companion of bench:flags (Linux: reads /proc).
-// Each server runs in its own process and autocannon in this one, so the CPU time a server
+// Each server runs in its own process and autocannon in another (lib/harness.ts), so the CPU time a server
 // process spends (user and system, all its threads) divided by the requests it answered is that
 // server's cost per request, whatever else the machine is doing. Servers, all sent the same
 // evaluate requests (50 connections):
-//   reference   bare Koa answering a small JSON body (the bench:flags reference);
+//   reference   bare Koa answering a small JSON body (bench:flags now uses koa-floor as its reference);
 //   koa-floor   Koa reading and parsing the body and writing a same-size answer itself: what any
 //               Koa handler of this request shape costs at least;
 //   evaluate    the flag service (embedded Redis and MongoDB engine unless REDIS_URL/MONGO_URL).

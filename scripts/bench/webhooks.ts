@@ -91,11 +91,11 @@ const lines = [
   SECTION,
   '',
   `Run ${new Date().toISOString().slice(0, 16)}Z on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), storage: **${storage}**, ` +
-    `autocannon 50 connections × ${DURATION} s in the same process as the server. \`npm run bench:webhooks\`.`,
+    `autocannon 50 connections × ${DURATION} s in its own process (shared harness, one run each; the reference, bare Koa, in its own process). \`npm run bench:webhooks\`.`,
   '',
   '| measure | result | target |',
   '|---|---|---|',
-  `| reference: bare Koa answering 200 | ${fmt(reference.rps)} req/s (p50 ${reference.p50} ms) | — |`,
+  `| reference: bare Koa answering 200 (own process) | ${fmt(reference.rps)} req/s (p50 ${reference.p50} ms) | — |`,
   `| capture POST /hook/<token>, 1 KiB JSON | ${fmt(captureRun.rps)} req/s (p50 ${captureRun.p50} ms, p99 ${captureRun.p99} ms, non-2xx ${captureRun.non2xx}) | — |`,
   `| capture / reference | **${ratio.toFixed(ratio < 0.1 ? 4 : 2)}** | ≥ 0.5 with MONGO_URL |`,
   `| capture → forward target latency at ${RATE}/s (${lat.length}/${total} delivered) | p50 **${fmt(pct(50))} ms**, p95 ${fmt(pct(95))} ms, p99 ${fmt(pct(99))} ms | p50 ≤ 50 ms |`,
