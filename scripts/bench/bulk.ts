@@ -8,6 +8,7 @@
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine (whose
 // writes slow down as a collection grows: docs/embedded-store.md, "What the engine costs"; use a
 // real MongoDB for real numbers).
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -21,8 +22,6 @@ import { renderInvoicePdf } from '../../src/invoice/pdf/render.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { fmt } from './lib/http-load.ts'
 
 const { values } = parseArgs({
@@ -84,7 +83,7 @@ async function runBatch(redisUrl: string, mongoUrl: string, workers: number): Pr
   }
   const config = loadConfig({ ...process.env, ...env })
   const platform = await createPlatform({ config, redisUrl, mongoUrl, indexes: ALL_INDEXES })
-  const server = await listen(platform, invoiceService, 0)
+  const server = await listen(platform, invoiceService, await benchPort())
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
   const children = Array.from({ length: workers }, () => spawnWorkerProcess(env))
   try {
@@ -131,8 +130,8 @@ async function runBatch(redisUrl: string, mongoUrl: string, workers: number): Pr
 
 async function main() {
   const stops: Array<() => Promise<void>> = []
-  const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url)))
-  const mongoUrl: string = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url)))
+  const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url)))
+  const mongoUrl: string = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url)))
   const embedded = !process.env.MONGO_URL
   try {
     const raw = await rawRenderRate(200)

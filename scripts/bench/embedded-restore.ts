@@ -7,12 +7,11 @@
 //              (how start did it before);
 //   current:   restoreSnapshot's and ensureIndexes' defaults.
 // Prints each time and the ratio (reference / current), and checks every document came back.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { benchDir, benchMongo } from './lib/bench-env.ts'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Binary, MongoClient, type Db } from 'mongodb'
 import { execSync } from 'node:child_process'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
 import { readSnapshot, restoreSnapshot, writeSnapshot, collectionsToSave } from '../../src/platform/embedded/snapshot.ts'
 import { ensureIndexes } from '../../src/platform/mongo.ts'
 import { loadLayouts, partitioned } from '../../src/platform/partitioned.ts'
@@ -26,7 +25,7 @@ const DB = 'queueworks'
 const wanted = () => Object.fromEntries(ALL_INDEXES.filter((s) => s.partitions).map((s) => [s.collection, s.partitions!]))
 
 async function withEngine<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-  const engine = await startMongoEngine()
+  const engine = await benchMongo()
   const client = new MongoClient(engine.url)
   await client.connect()
   try {
@@ -88,7 +87,7 @@ async function restoreOnce(dir: string, reference: boolean): Promise<{ restoreMs
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'qw-bench-restore-'))
+  const dir = benchDir('restore')
   try {
     const load = execSync('uptime').toString().trim()
     console.log(load)

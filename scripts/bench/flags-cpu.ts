@@ -1,15 +1,16 @@
 // Server CPU per evaluate request, the steadier companion of bench:flags (Linux: reads /proc).
-// Each server runs in its own process and autocannon in this one, so the CPU time a server
+// Each server runs in its own process and autocannon in another (lib/harness.ts), so the CPU time a server
 // process spends (user and system, all its threads) divided by the requests it answered is that
 // server's cost per request, whatever else the machine is doing. Servers, all sent the same
 // evaluate requests (50 connections):
-//   reference   bare Koa answering a small JSON body (the bench:flags reference);
+//   reference   bare Koa answering a small JSON body (bench:flags now uses koa-floor as its reference);
 //   koa-floor   Koa reading and parsing the body and writing a same-size answer itself: what any
 //               Koa handler of this request shape costs at least;
 //   evaluate    the flag service (embedded Redis and MongoDB engine unless REDIS_URL/MONGO_URL).
 // Prints throughput, CPU µs per request and the ratio to the reference for each round.
 //
 //   npm run bench:flags-cpu [-- --duration 5 --rounds 3]
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -31,17 +32,15 @@ async function serve(name: ServerName): Promise<{ url: string; requests: Evaluat
     const { flagsService } = await import('../../src/flags/service.ts')
     const { loadConfig } = await import('../../src/platform/config.ts')
     const { createPlatform } = await import('../../src/platform/platform.ts')
-    const { startMongoEngine } = await import('../../src/platform/embedded/mongo-engine.ts')
-    const { startRedisServer } = await import('../../src/platform/embedded/redis-server.ts')
     const { seedFlags } = await import('./lib/flags-setup.ts')
     const stops: Array<() => Promise<void>> = []
-    const redisUrl = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url)))
-    const mongoUrl = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url)))
+    const redisUrl = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url)))
+    const mongoUrl = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url)))
     process.once('SIGTERM', () => void Promise.all(stops.map((s) => s())).finally(() => process.exit(0)))
     const tag = `bench_flags_cpu_${Date.now()}`
     const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: tag, QUEUE_PREFIX: tag })
     const platform = await createPlatform({ config, redisUrl: redisUrl!, mongoUrl: mongoUrl!, indexes: ALL_INDEXES })
-    const server = await listen(platform, flagsService, 0)
+    const server = await listen(platform, flagsService, await benchPort())
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     return { url, requests: await seedFlags(platform, `${url}/api/v1`) }
   }
@@ -65,7 +64,7 @@ async function serve(name: ServerName): Promise<{ url: string; requests: Evaluat
       ctx.res.end(answer)
     })
   }
-  const server = http.createServer(app.callback()).listen(0, '127.0.0.1')
+  const server = http.createServer(app.callback()).listen(await benchPort(), '127.0.0.1')
   await new Promise((r) => server.once('listening', r))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: [] }
 }
@@ -81,8 +80,10 @@ async function main() {
   const duration = Number(values.duration)
   const servers: Array<{ name: ServerName; pid: number; url: string; requests: EvaluateRequest[]; stop(): void }> = []
   try {
-    for (const name of SERVERS) {
-      const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, 'serve', name], { stdio: ['ignore', 'pipe', 'inherit'] })
+    for (const [i, name] of SERVERS.entries()) {
+      // With BENCH_PORT_BASE each server process takes its ports from a range of its own.
+      const env = process.env.BENCH_PORT_BASE ? { ...process.env, BENCH_PORT_BASE: String(Number(process.env.BENCH_PORT_BASE) + 10 * i) } : process.env
+      const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, 'serve', name], { env, stdio: ['ignore', 'pipe', 'inherit'] })
       const line = await new Promise<string>((resolve, reject) => {
         readline.createInterface({ input: child.stdout! }).once('line', resolve)
         child.once('exit', (code) => reject(new Error(`${name} server exited (${code})`)))

@@ -11,6 +11,7 @@
 //   npm run bench:flags-history [-- --updates 1500 --events 100 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -20,8 +21,6 @@ import { flagsJobContracts } from '../../src/flags/job-contracts.ts'
 import { listen } from '../../src/serve.ts'
 import { setPlan, findAccountByKey } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { ALL_QUEUES } from '../../src/job-contracts.ts'
@@ -48,13 +47,13 @@ async function timed(fn: () => Promise<Response>): Promise<number> {
 
 async function main() {
   const stops: Array<() => Promise<void>> = []
-  const redisUrl = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url)))
-  const mongoUrl = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url)))
+  const redisUrl = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url)))
+  const mongoUrl = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url)))
   try {
     const id = Date.now()
     const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `bench_fh_${id}`, QUEUE_PREFIX: `bench_fh_${id}` })
     const platform = await createPlatform({ config, redisUrl: redisUrl!, mongoUrl: mongoUrl!, indexes: ALL_INDEXES, queues: ALL_QUEUES })
-    const server = await listen(platform, flagsService, 0)
+    const server = await listen(platform, flagsService, await benchPort())
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
     const signup = await (await fetch(`${base}/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `bench${id}@example.com` }) })).json()
     await setPlan(platform.db, (await findAccountByKey(platform.db, 'flags', signup.api_key))!._id, 'business')
@@ -93,7 +92,8 @@ async function main() {
         onEvent?.()
       })
     })
-    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
+    const rxPort = await benchPort()
+    await new Promise<void>((r) => rx.listen(rxPort, '127.0.0.1', r))
     await fetch(`${project}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/` }) })
     const lat: number[] = []
     for (let i = 0; i < EVENTS; i++) {

@@ -9,16 +9,14 @@
 // store, no pub/sub, no flag set to reload). Target: every stream told within 1 s.
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
 // Appends its results to docs/benchmarks.md (replacing its own earlier section).
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import getPort from 'get-port'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { fmt } from './lib/http-load.ts'
@@ -32,8 +30,8 @@ const ROUNDS = Number(values.rounds)
 const SECTION = '## Flag change stream'
 
 const stops: Array<() => Promise<void>> = []
-const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
-const mongoUrl: string = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
+const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
+const mongoUrl: string = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
 const storage = process.env.MONGO_URL ? 'MongoDB (MONGO_URL)' : 'embedded engine (jongodb)'
 const env = { LOG_LEVEL: 'silent', MONGO_DB: `bench_fs_${Date.now()}`, QUEUE_PREFIX: `bfs${Date.now()}`, REDIS_URL: redisUrl, MONGO_URL: mongoUrl }
 const config = loadConfig({ ...process.env, ...env })
@@ -116,7 +114,7 @@ async function stopChild(child: ChildProcess) {
 const load1 = os.loadavg()
 
 // 1. The reference: bare node:http SSE fan-out.
-const refPort = await getPort({ host: '127.0.0.1' })
+const refPort = await benchPort()
 const ref = fork('scripts/bench/lib/bare-sse.ts', [], { env: { ...process.env, PORT: String(refPort) }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 await new Promise((r) => ref.once('message', r))
 await sleep(500)
@@ -134,7 +132,7 @@ refClients.close()
 await stopChild(ref)
 
 // 2. The flags API process.
-const port = await getPort({ host: '127.0.0.1' })
+const port = await benchPort()
 const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'flags'], {
   env: { ...process.env, ...env, FLAGS_PORT: String(port), HOST: '127.0.0.1' },
   stdio: ['ignore', 'ignore', 'inherit'],

@@ -13,6 +13,7 @@
 //   npm run bench:forward-overload [-- --captures 300 --rate 20 --hog 24 --target-ms 300 --bound 120]
 //
 // Extra worker environment (e.g. JOB_LOCK_MS=4000) passes through from this process's.
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, existsSync } from 'node:fs'
 import http from 'node:http'
@@ -22,7 +23,6 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { QueueEvents } from 'bullmq'
 import { Redis } from 'ioredis'
-import getPort from 'get-port'
 import { listen } from '../../src/serve.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { ALL_QUEUES } from '../../src/job-contracts.ts'
@@ -30,8 +30,6 @@ import { webhooksService } from '../../src/webhooks/service.ts'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { captureForwardContract } from '../../src/webhooks/job-contracts.ts'
 import { attemptCollection } from '../../src/webhooks/store/capture-store.ts'
 import { runBench } from './lib/run.ts'
@@ -56,16 +54,16 @@ const q = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b
 runBench(async () => {
   const stops: Array<() => Promise<unknown> | void> = []
   try {
-    const redis = await startRedisServer()
+    const redis = await benchRedis()
     stops.push(() => redis.child.stop())
-    const mongo = await startMongoEngine()
+    const mongo = await benchMongo()
     stops.push(() => mongo.child.stop())
     const stamp = Date.now()
     const env = { LOG_LEVEL: 'silent', MONGO_DB: `bench_fwd_${stamp}`, QUEUE_PREFIX: `bf${stamp}`, REDIS_URL: redis.url, MONGO_URL: mongo.url }
     const config = loadConfig({ ...process.env, ...env })
     const platform = await createPlatform({ config, redisUrl: redis.url, mongoUrl: mongo.url, indexes: ALL_INDEXES, queues: ALL_QUEUES })
     stops.unshift(() => platform.close())
-    const server = await listen(platform, webhooksService, 0)
+    const server = await listen(platform, webhooksService, await benchPort())
     stops.unshift(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }))
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
@@ -79,7 +77,7 @@ runBench(async () => {
       req.resume()
       req.on('end', () => setTimeout(() => res.end('ok'), TARGET_MS))
     })
-    target.listen(0, '127.0.0.1')
+    target.listen(await benchPort(), '127.0.0.1')
     await new Promise((r) => target.once('listening', r))
     stops.unshift(() => new Promise<void>((r) => { target.closeAllConnections(); target.close(() => r()) }))
 
@@ -93,7 +91,7 @@ runBench(async () => {
 
     // The worker process, with the probe.
     const probeOut = join(os.tmpdir(), `lock-probe-${stamp}.json`)
-    const workerPort = await getPort({ host: '127.0.0.1' })
+    const workerPort = await benchPort()
     const worker: ChildProcess = spawn(
       process.execPath,
       ['--import', 'tsx', '--import', './scripts/bench/lib/lock-probe.ts', 'src/main.ts', 'worker', '--queues', `${captureForwardContract.queue},outbox-sweep`],

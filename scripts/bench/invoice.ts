@@ -1,43 +1,32 @@
 // Invoice benchmark (npm run bench:invoice). Reference, measured in the same run: pdfmake rendering
-// the same 20-line invoice in a tight loop in this process. Then end to end over HTTP against one
-// API process and one worker process (spawned as in production): sequential p50 latency vs render
-// time + 15 ms, throughput at concurrency 8 over 500 invoices vs 0.6 × the reference, and worker
-// RSS after 2,000 renders vs after 200. Uses REDIS_URL / MONGO_URL when set, else embedded ones.
+// the same 20-line invoice (the document definition made by the service's own builder) in a tight
+// loop on as many threads as a worker process has render threads, in a process of its own
+// (lib/render-reference.ts). Then end to end over HTTP against one API process and one worker
+// process (spawned as in production): sequential p50 latency vs render time + 15 ms; throughput at
+// concurrency 8 in interleaved rounds with the reference (lib/harness.ts: autocannon in its own
+// process, median and range, load average per round) vs 0.6 × the reference; worker RSS after
+// 2,000 renders vs after 200. A failed request (504 render timed out, 503 overloaded) is counted
+// and reported, never the end of the run. Uses REDIS_URL / MONGO_URL when set, else embedded ones;
+// ports and folders: BENCH_PORT_BASE, BENCH_DATA_DIR (docs/benchmarks.md).
 import { runBench } from './lib/run.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Queue } from 'bullmq'
-import getPort from 'get-port'
 import { MongoClient } from 'mongodb'
 import { Redis } from 'ioredis'
-import { renderInvoicePdf } from '../../src/invoice/pdf/render.ts'
-import type { InvoiceRequest } from '../../src/invoice/invoice-schema.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
-import { fmt } from './lib/http-load.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
+import { describeFailures, fmt, interleave, loadAverage, loadFailures, loadRange, medianRange, ratio as roundRatio, runLoad, type Side } from './lib/harness.ts'
+import { invoice20 as invoice } from './lib/invoice-20.ts'
 import { readLayout } from '../../src/platform/partitioned.ts'
 import { facturxVsPlain, varied } from './lib/facturx-render.ts'
 
 const CONCURRENCY = 8
-const THROUGHPUT_N = Number(process.env.BENCH_INVOICES ?? 500)
 const RSS_EARLY = 200
 const RSS_LATE = Number(process.env.BENCH_RSS_RENDERS ?? 2_000)
 const SEQUENTIAL_N = 50
-
-const invoice: InvoiceRequest = {
-  invoice_number: 'BENCH-0001',
-  date: '2026-11-21',
-  due_date: '2026-12-21',
-  from: { name: 'Acme Tools Ltd', address: '1 Forge Lane\nSheffield S1 2AB', email: 'billing@acme.test', phone: '+44 20 7946 0000' },
-  to: { name: 'Globex Corporation', address: '500 Main St\nSpringfield', email: 'ap@globex.test' },
-  items: Array.from({ length: 20 }, (_, i) => ({ description: `Consulting services, phase ${i + 1}`, quantity: (i % 4) + 1, unit_price: 95.5 + i })),
-  tax_rate: 20,
-  discount: 50,
-  notes: 'Thank you for your business.',
-  payment_info: 'Bank: First Test Bank\nIBAN: GB33 BUKB 2020 1555 5555 55',
-  footer: 'Acme Tools Ltd · Registered in England No. 01234567',
-}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -48,16 +37,26 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!
 }
 
-async function reference(ms = 5_000): Promise<{ docsPerSec: number; msPerDoc: number }> {
-  for (let i = 0; i < 30; i++) await renderInvoicePdf(invoice, { today: '2026-11-21' }) // warm up (JIT, fonts)
-  let n = 0
-  const start = performance.now()
-  while (performance.now() - start < ms) {
-    await renderInvoicePdf(invoice, { today: '2026-11-21' })
-    n++
+/** The reference process: `threads` threads rendering in a loop, asked for one round at a time. */
+async function startRenderReference(threads: number): Promise<{ side: Side; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/lib/render-reference.ts', String(threads)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+  const next = async () => {
+    const l = await lines.next()
+    if (l.done) throw new Error('the render reference exited')
+    return l.value as string
   }
-  const elapsed = performance.now() - start
-  return { docsPerSec: (n * 1000) / elapsed, msPerDoc: elapsed / n }
+  if ((await next()) !== 'ready') throw new Error('the render reference did not start')
+  const side: Side = {
+    name: 'reference',
+    unit: 'docs/s',
+    async round(seconds) {
+      child.stdin!.write(`${seconds * 1000}\n`)
+      const { docs, seconds: s } = JSON.parse(await next()) as { docs: number; seconds: number }
+      return { rate: docs / s, failed: 0 }
+    },
+  }
+  return { side, child }
 }
 
 function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
@@ -100,13 +99,13 @@ async function main(): Promise<void> {
     console.log(`cpus: ${(await import('node:os')).availableParallelism()}, node ${process.version}`)
     let redisUrl = process.env.REDIS_URL
     if (!redisUrl) {
-      const r = await startRedisServer({ appendonly: false })
+      const r = await benchRedis({ appendonly: false })
       stops.push(() => r.child.stop())
       redisUrl = r.url
     }
     let mongoUrl = process.env.MONGO_URL
     if (!mongoUrl) {
-      const m = await startMongoEngine()
+      const m = await benchMongo()
       stops.push(() => m.child.stop())
       mongoUrl = m.url
     }
@@ -115,9 +114,6 @@ async function main(): Promise<void> {
       console.log('(docs/embedded-store.md), so stored invoices are cleared between phases; set MONGO_URL for a real MongoDB.')
     } else console.log(`MongoDB: ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}`)
 
-    console.log('\nreference: pdfmake, same 20-line invoice, tight loop in-process …')
-    const ref = await reference()
-    console.log(`  ${fmt(ref.docsPerSec)} docs/s (${fmt(ref.msPerDoc, 2)} ms per document)`)
     console.log('\nfacturx (PDF/A-3b + CII XML) vs plain PDF, same invoice, in-process …')
     const fx = await facturxVsPlain(invoice)
     console.log(`  plain ${fmt(fx.plainMs, 2)} ms, facturx ${fmt(fx.facturxMs, 2)} ms: ${fmt(fx.ratio, 2)} × (target ≤ 2)`)
@@ -126,7 +122,7 @@ async function main(): Promise<void> {
     console.log(`  plain ${fmt(fxv.plainMs, 2)} ms, facturx ${fmt(fxv.facturxMs, 2)} ms: ${fmt(fxv.ratio, 2)} ×`)
 
     const id = randomBytes(4).toString('hex')
-    const port = await getPort({ host: '127.0.0.1', exclude: [3001, 3002, 3003] })
+    const port = await benchPort()
     const env: Record<string, string> = {
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
@@ -137,6 +133,9 @@ async function main(): Promise<void> {
       MONGO_DB: `bench_${id}`,
       QUEUE_PREFIX: `bench_${id}`,
     }
+    // The reference gets as many threads as the worker renders on (RENDER_CONCURRENCY).
+    const threads = loadConfig(process.env).RENDER_CONCURRENCY
+    env.RENDER_CONCURRENCY = String(threads)
     const api = spawnRole(['api', '--service', 'invoice'], env)
     const worker = spawnRole(['worker', '--queues', 'invoice-render', '--concurrency', String(CONCURRENCY)], env)
     children.push(api, worker)
@@ -174,11 +173,19 @@ async function main(): Promise<void> {
     stops.push(async () => clearInterval(sampler))
     const rssAround = (n: number) => median(rssSamples.filter(([count]) => count > n - 100 && count <= n).map(([, mb]) => mb))
 
-    const one = async (): Promise<number> => {
+    // A failed request is counted by its status (or "error"), never the end of the run: on a loaded
+    // machine a render may time out (504) or be refused while the queue is long (503).
+    const failures: Record<string, number> = {}
+    const fail = (kind: string) => (failures[kind] = (failures[kind] ?? 0) + 1)
+    const one = async (): Promise<number | null> => {
       const t = performance.now()
-      const r = await fetch(`${base}/invoice`, { method: 'POST', headers, body: payload })
-      const buf = Buffer.from(await r.arrayBuffer())
-      if (r.status !== 200 || buf.subarray(0, 5).toString() !== '%PDF-') throw new Error(`invoice failed: ${r.status} ${buf.toString().slice(0, 200)}`)
+      try {
+        const r = await fetch(`${base}/invoice`, { method: 'POST', headers, body: payload })
+        const buf = Buffer.from(await r.arrayBuffer())
+        if (r.status !== 200 || buf.subarray(0, 5).toString() !== '%PDF-') return fail(String(r.status)), null
+      } catch {
+        return fail('error'), null
+      }
       return performance.now() - t
     }
     const run = async (n: number, concurrency: number): Promise<{ wallMs: number; latencies: number[] }> => {
@@ -189,7 +196,8 @@ async function main(): Promise<void> {
         Array.from({ length: concurrency }, async () => {
           while (next < n) {
             next++
-            latencies.push(await one())
+            const ms = await one()
+            if (ms !== null) latencies.push(ms)
             answered++
           }
         }),
@@ -197,27 +205,56 @@ async function main(): Promise<void> {
       return { wallMs: performance.now() - t, latencies }
     }
 
-    // Warm-up: the render threads' JIT gets what the reference's tight loop gets before it is
+    // The API refuses invoices (503) until it sees a worker consuming the render queue; the
+    // measurement starts once one is served end to end.
+    await waitFor('the first invoice served end to end', async () => (await fetch(`${base}/invoice`, { method: 'POST', headers, body: payload })).status === 200, 120_000)
+    await clearStored()
+
+    // Warm-up: the render threads' JIT gets what the reference's threads get before they are
     // timed, and its renders are the first RSS_EARLY of the RSS measurement.
-    console.log(`\nwarm-up: ${RSS_EARLY} invoices …`)
+    console.log(`\nwarm-up: ${RSS_EARLY} invoices (load ${loadAverage().toFixed(2)}) …`)
     await run(RSS_EARLY, CONCURRENCY)
+    const warmupFailures = { ...failures }
     await clearStored()
     await new Promise((r) => setTimeout(r, 1_000))
     const rssEarly = rssAround(RSS_EARLY)
 
-    console.log(`single requests: ${SEQUENTIAL_N} sequential …`)
+    const seqLoad = loadAverage()
+    console.log(`single requests: ${SEQUENTIAL_N} sequential (load ${seqLoad.toFixed(2)}) …`)
+    const seqFailedBefore = Object.values(failures).reduce((a, b) => a + b, 0)
     const seq = await run(SEQUENTIAL_N, 1)
+    const seqFailed = Object.values(failures).reduce((a, b) => a + b, 0) - seqFailedBefore
     const workerRenderMs = median((await (await readLayout(db, 'invoices')).findAll({ status: 'done' })).map((d) => d.render_ms as number))
     await clearStored()
     const seqP50 = median(seq.latencies)
 
-    console.log(`throughput: ${THROUGHPUT_N} invoices at concurrency ${CONCURRENCY} …`)
-    const tp = await run(THROUGHPUT_N, CONCURRENCY)
-    const e2eRate = (THROUGHPUT_N * 1000) / tp.wallMs
-    await clearStored()
+    // Throughput: the reference's threads and the system in interleaved rounds.
+    console.log(`\nthroughput: reference (${threads} render threads) and end to end at concurrency ${CONCURRENCY}, interleaved rounds …`)
+    const reference = await startRenderReference(threads)
+    children.push(reference.child)
+    let e2eAnswered = 0
+    const ours: Side = {
+      name: 'end to end',
+      unit: 'invoices/s',
+      async round(seconds) {
+        // A render may wait behind the 8 in flight: a request counts as timed out only past the
+        // service's own render deadline.
+        const r = await runLoad({ url: `${base}/invoice`, method: 'POST', headers, body: payload }, { connections: CONCURRENCY, duration: seconds, timeout: 40 })
+        answered += r.ok + r.non2xx
+        e2eAnswered += r.ok + r.non2xx
+        await clearStored()
+        return { rate: r.ok / r.seconds, p50: r.p50, p99: r.p99, ...loadFailures(r) }
+      },
+    }
+    const tp = await interleave([reference.side, ours], { warmupSeconds: 2 })
+    const ref = tp.reference!
+    const e2e = tp['end to end']!
+    reference.child.stdin!.end()
+    const ratio = roundRatio(e2e, ref)
+    const refMsPerDoc = (threads * 1000) / ref.median
 
     // RSS: renders so far count; top up to RSS_LATE and measure again.
-    let rendered = RSS_EARLY + SEQUENTIAL_N + THROUGHPUT_N
+    let rendered = RSS_EARLY + SEQUENTIAL_N + e2eAnswered
     const trail: string[] = [`${RSS_EARLY}: ${fmt(rssEarly, 0)}`]
     const topUp = async (to: number) => {
       while (rendered < to) {
@@ -233,20 +270,29 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1_000))
     const rssLate = rssAround(RSS_LATE)
 
-    const ratio = e2eRate / ref.docsPerSec
     const rssDelta = (rssLate - rssEarly) / rssEarly
+    const failedTotal = Object.values(failures).reduce((a, b) => a + b, 0)
     const rows: [string, string, string, string][] = [
-      ['reference: pdfmake in-process, 20-line invoice', `${fmt(ref.docsPerSec)} docs/s`, `${fmt(ref.msPerDoc, 2)} ms/doc`, ''],
+      [`reference: pdfmake, same document definition, ${threads} threads in their own process`, medianRange(ref, 1), `${fmt(refMsPerDoc, 2)} ms/doc per thread`, ''],
       ['facturx render vs plain PDF, 20-line invoice', `${fmt(fx.facturxMs, 1)} vs ${fmt(fx.plainMs, 1)} ms/doc`, `${fmt(fx.ratio, 2)} × (target ≤ 2)`, fx.ratio <= 2 ? 'met' : 'MISSED'],
       ['  the same, every document different', `${fmt(fxv.facturxMs, 1)} vs ${fmt(fxv.plainMs, 1)} ms/doc`, `${fmt(fxv.ratio, 2)} ×`, fxv.ratio <= 2 ? 'met' : 'MISSED'],
-      [`end to end, concurrency ${CONCURRENCY}, ${THROUGHPUT_N} invoices`, `${fmt(e2eRate)} invoices/s`, `ratio ${fmt(ratio, 2)} (target ≥ 0.6)`, ratio >= 0.6 ? 'met' : 'MISSED'],
-      ['  latency under load p50 / p99', `${fmt(median(tp.latencies))} / ${fmt(pct(tp.latencies, 99))} ms`, '', ''],
-      ['single request p50 (sequential)', `${fmt(seqP50, 1)} ms`, `render ${fmt(ref.msPerDoc, 1)} ms + 15 = ${fmt(ref.msPerDoc + 15, 1)} ms`, seqP50 <= ref.msPerDoc + 15 ? 'met' : 'MISSED'],
+      [
+        `end to end, concurrency ${CONCURRENCY}, 1 worker process × ${threads} render threads`,
+        medianRange(e2e, 1),
+        `ratio ${ratio.text}, per thread the same (${threads} threads each side) (target ≥ 0.6)`,
+        ratio.median >= 0.6 ? 'met' : 'MISSED',
+      ],
+      ['  latency under load p50 / p99 (median of the rounds)', `${fmt(median(e2e.rounds.map((r) => r.p50!)))} / ${fmt(e2e.p99!)} ms`, '', ''],
+      ['  failed requests in the rounds', `${e2e.failed} ${describeFailures(e2e.failures)}`, '', e2e.failed ? 'counted' : ''],
+      ['single request p50 (sequential)', `${fmt(seqP50, 1)} ms`, `render ${fmt(refMsPerDoc, 1)} ms + 15 = ${fmt(refMsPerDoc + 15, 1)} ms`, seqP50 <= refMsPerDoc + 15 ? 'met' : 'MISSED'],
       ['  render time in the worker (median render_ms)', `${fmt(workerRenderMs, 1)} ms`, `overhead ${fmt(seqP50 - workerRenderMs, 1)} ms`, ''],
       [`worker RSS after ${RSS_EARLY} / ${fmt(RSS_LATE, 0)} renders`, `${fmt(rssEarly)} / ${fmt(rssLate)} MB`, `${rssDelta >= 0 ? '+' : ''}${fmt(rssDelta * 100)} % (target within 10 %)`, Math.abs(rssDelta) <= 0.1 ? 'met' : 'MISSED'],
+      ['failed requests outside the rounds (warm-up, sequential, RSS top-up)', `${failedTotal} ${describeFailures(failures)}`, `warm-up ${Object.values(warmupFailures).reduce((a, b) => a + b, 0)}, sequential ${seqFailed}`, ''],
     ]
     console.log('\n| measurement | result | vs target | |\n|---|---|---|---|')
     for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+    console.log(`\nload average (1 min): ${loadRange(ref, e2e)} before the throughput rounds, ${seqLoad.toFixed(1)} before the sequential requests, ${loadAverage().toFixed(1)} at the end`)
+    console.log(`rounds (load before → rate): ${[ref, e2e].map((s) => `${s.name} ${s.rounds.map((x) => `${x.load.toFixed(1)} → ${fmt(x.rate)}`).join(', ')}`).join('; ')}`)
     console.log(`\nworker RSS (MB) after n renders: ${trail.join(', ')}`)
     console.log(`\nMongoDB: ${usingEmbeddedMongo ? 'embedded engine' : 'MONGO_URL'}; Redis: ${process.env.REDIS_URL ? 'REDIS_URL' : 'embedded redis-server'}`)
   } finally {

@@ -4,13 +4,13 @@
 // The client asks as a user would: signup until it answers, then POST /invoice every 200 ms until
 // a PDF comes back (counting the 503s it got meanwhile). Also prints when the "queueworks is ready"
 // line appeared and the load average, and records the figures in docs/benchmarks.md.
+import { benchDir, benchPort } from './lib/bench-env.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { execSync } from 'node:child_process'
-import getPort from 'get-port'
 import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 
@@ -25,7 +25,7 @@ interface Started {
 }
 
 async function start(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Started> {
-  const ports = [await getPort(), await getPort(), await getPort()]
+  const ports = [await benchPort(), await benchPort(), await benchPort()]
   const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(ports[0]), FLAGS_PORT: String(ports[1]), WEBHOOKS_PORT: String(ports[2]), DATA_DIR: dataDir, ...extraEnv }
   for (const k of ['REDIS_URL', 'MONGO_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'LOG_LEVEL']) delete env[k]
   const t0 = performance.now()
@@ -142,7 +142,7 @@ async function measure(label: string, dataDir: string): Promise<string> {
 }
 
 runBench(async () => {
-  const root = mkdtempSync(join(tmpdir(), 'qw-bench-start-'))
+  const root = benchDir('start')
   try {
     const rows: string[] = []
     console.log('| data folder | first invoice served | "ready" line | 503s before it | load (1 min) at start |')

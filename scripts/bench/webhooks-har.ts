@@ -6,6 +6,7 @@
 // latency, the same probe request on the idle process.
 //
 //   npm run bench:webhooks-har [-- --count 500 --no-write]
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
@@ -13,8 +14,6 @@ import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { listen } from '../../src/serve.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
@@ -28,13 +27,13 @@ const COUNT = Number(values.count)
 const MiB = 1024 * 1024
 
 const stops: Array<() => Promise<void>> = []
-const redis = await startRedisServer()
+const redis = await benchRedis()
 stops.push(() => redis.child.stop())
-const mongo = await startMongoEngine()
+const mongo = await benchMongo()
 stops.push(() => mongo.child.stop())
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `bench_har_${Date.now()}`, QUEUE_PREFIX: `bh${Date.now()}` })
 const platform = await createPlatform({ config, redisUrl: redis.url, mongoUrl: mongo.url, indexes: ALL_INDEXES })
-const server = await listen(platform, webhooksService, 0)
+const server = await listen(platform, webhooksService, await benchPort())
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 const { account, apiKey: key } = await createAccount(platform.db, 'webhooks', `bench-har-${Date.now()}@example.com`)
 await setPlan(platform.db, account._id, 'business')

@@ -9,15 +9,13 @@
 //     streamed endpoints while all streams are open.
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
 // Appends its results to docs/benchmarks.md (replacing its own earlier section).
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import getPort from 'get-port'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
 import { openStream } from '../listen/stream.ts'
@@ -34,14 +32,14 @@ const ENDPOINTS = 100
 const SECTION = '## Webhook live stream'
 
 const stops: Array<() => Promise<void>> = []
-const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
-const mongoUrl: string = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
+const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
+const mongoUrl: string = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
 const storage = process.env.MONGO_URL ? 'MongoDB (MONGO_URL)' : 'embedded engine (jongodb)'
 const env = { LOG_LEVEL: 'silent', MONGO_DB: `bench_live_${Date.now()}`, QUEUE_PREFIX: `bl${Date.now()}`, REDIS_URL: redisUrl, MONGO_URL: mongoUrl }
 const config = loadConfig({ ...process.env, ...env })
 const platform = await createPlatform({ config, redisUrl, mongoUrl, indexes: ALL_INDEXES })
 
-const port = await getPort({ host: '127.0.0.1' })
+const port = await benchPort()
 const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'webhooks'], {
   env: { ...process.env, ...env, WEBHOOKS_PORT: String(port), HOST: '127.0.0.1' },
   stdio: ['ignore', 'ignore', 'inherit'],

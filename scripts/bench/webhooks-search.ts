@@ -8,13 +8,12 @@
 // in the same run (the unfiltered newest page). Target: ≤ 50 ms per filtered page at 100,000.
 //
 //   npm run bench:webhooks-search [-- --count 100000 --fill-seconds 300 --runs 30 --no-write]
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { listen } from '../../src/serve.ts'
 import { ALL_INDEXES } from '../../src/services.ts'
@@ -43,11 +42,11 @@ const SECTION = '## Webhook search'
 const OTHERS = Math.round(COUNT / 10)
 
 const stops: Array<() => Promise<void>> = []
-const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
+const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
 let enginePid: number | undefined
 const mongoUrl: string =
   process.env.MONGO_URL ??
-  (await startMongoEngine().then((m) => {
+  (await benchMongo().then((m) => {
     stops.push(() => m.child.stop())
     // The engine runs under its guard process (embedded/guard.ts).
     enginePid = Number(execFileSync('pgrep', ['-P', String(m.child.proc.pid)]).toString().trim().split('\n')[0])
@@ -66,7 +65,7 @@ const ownCpu = () => {
 const storage = process.env.MONGO_URL ? 'MongoDB (MONGO_URL)' : 'embedded engine (jongodb)'
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `bench_search_${Date.now()}`, QUEUE_PREFIX: `bs${Date.now()}` })
 const platform = await createPlatform({ config, redisUrl, mongoUrl, indexes: ALL_INDEXES })
-const server = await listen(platform, webhooksService, 0)
+const server = await listen(platform, webhooksService, await benchPort())
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 const { account, apiKey: key } = await createAccount(platform.db, 'webhooks', `bench-search-${Date.now()}@example.com`)
 await setPlan(platform.db, account._id, 'business')

@@ -10,6 +10,7 @@
 //   npm run bench:webhooks [-- --duration 5 --no-write]
 //
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine.
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { writeBenchSection } from './lib/report.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -21,8 +22,6 @@ import { webhooksService } from '../../src/webhooks/service.ts'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
 import { outboxSweepContract } from '../../src/platform/outbox.ts'
 import { captureForwardContract } from '../../src/webhooks/job-contracts.ts'
 import { startWorkers } from '../../workers/main.ts'
@@ -34,12 +33,12 @@ const RATE = 100
 const SECTION = '## Webhook capture'
 
 const stops: Array<() => Promise<void>> = []
-const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
-const mongoUrl: string = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
+const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
+const mongoUrl: string = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
 const storage = process.env.MONGO_URL ? 'MongoDB (MONGO_URL)' : 'embedded engine (jongodb 0.1.6)'
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', MONGO_DB: `bench_webhooks_${Date.now()}`, QUEUE_PREFIX: `bw${Date.now()}` })
 const platform = await createPlatform({ config, redisUrl, mongoUrl, indexes: ALL_INDEXES })
-const server = await listen(platform, webhooksService, 0)
+const server = await listen(platform, webhooksService, await benchPort())
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 const workers = await startWorkers(platform, { queues: [captureForwardContract.queue, outboxSweepContract.queue] })
 
@@ -58,7 +57,8 @@ const target = http.createServer((req, res) => {
   req.resume()
   req.on('end', () => res.end('ok'))
 })
-await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
+const targetPort = await benchPort()
+await new Promise<void>((r) => target.listen(targetPort, '127.0.0.1', () => r()))
 const fwd = await endpoint({ forward_url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/in` })
 const sent = new Map<string, number>()
 const total = RATE * DURATION
@@ -91,11 +91,11 @@ const lines = [
   SECTION,
   '',
   `Run ${new Date().toISOString().slice(0, 16)}Z on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), storage: **${storage}**, ` +
-    `autocannon 50 connections × ${DURATION} s in the same process as the server. \`npm run bench:webhooks\`.`,
+    `autocannon 50 connections × ${DURATION} s in its own process (shared harness, one run each; the reference, bare Koa, in its own process). \`npm run bench:webhooks\`.`,
   '',
   '| measure | result | target |',
   '|---|---|---|',
-  `| reference: bare Koa answering 200 | ${fmt(reference.rps)} req/s (p50 ${reference.p50} ms) | — |`,
+  `| reference: bare Koa answering 200 (own process) | ${fmt(reference.rps)} req/s (p50 ${reference.p50} ms) | — |`,
   `| capture POST /hook/<token>, 1 KiB JSON | ${fmt(captureRun.rps)} req/s (p50 ${captureRun.p50} ms, p99 ${captureRun.p99} ms, non-2xx ${captureRun.non2xx}) | — |`,
   `| capture / reference | **${ratio.toFixed(ratio < 0.1 ? 4 : 2)}** | ≥ 0.5 with MONGO_URL |`,
   `| capture → forward target latency at ${RATE}/s (${lat.length}/${total} delivered) | p50 **${fmt(pct(50))} ms**, p95 ${fmt(pct(95))} ms, p99 ${fmt(pct(99))} ms | p50 ≤ 50 ms |`,

@@ -1,9 +1,10 @@
-// Shared benchmark helpers: an autocannon run with a summary, and the reference every HTTP
-// benchmark is compared with in the same run (a bare Koa app answering a small JSON body).
-import autocannon from 'autocannon'
-import Koa from 'koa'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+// Single autocannon runs for the benchmarks that do not (yet) take interleaved rounds: a thin
+// layer over the shared harness (harness.ts), so their load generator also runs in its own
+// process and their reference is the same bare Koa server in its own process.
+import type autocannon from 'autocannon'
+import { loadFailures, runLoad, startReferenceServer, type LoadTarget, type ReferenceServer } from './harness.ts'
+
+export { fmt } from './harness.ts'
 
 export interface LoadResult {
   rps: number
@@ -11,52 +12,18 @@ export interface LoadResult {
   p99: number
   errors: number
   non2xx: number
+  /** Every failed request: non-2xx answers, errors and timeouts. */
+  failed: number
 }
 
-export async function load(opts: autocannon.Options): Promise<LoadResult> {
-  const r = await autocannon({ connections: 50, duration: 10, ...opts })
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.timeouts,
-    non2xx: r.non2xx,
-  }
+/** One run of `duration` s (default 10) at `connections` (default 50), in the load generator's process. */
+export async function load(opts: LoadTarget & Pick<autocannon.Options, 'connections' | 'duration' | 'workers'>): Promise<LoadResult> {
+  const { connections = 50, duration = 10, workers: _inProcessOnly, ...target } = opts
+  const r = await runLoad(target, { connections, duration: Number(duration) })
+  return { rps: r.ok / r.seconds, p50: r.p50, p99: r.p99, errors: r.errors, non2xx: r.non2xx, failed: loadFailures(r).failed }
 }
 
-/** The reference: bare Koa, same machine, same run. `body` = a small JSON object, or a status. */
-export async function startReference(body: unknown = { ok: true }): Promise<{ url: string; close(): Promise<void> }> {
-  const app = new Koa()
-  app.use((ctx) => {
-    ctx.body = body
-  })
-  return serve(app)
+/** The reference: bare Koa in its own process, answering `body` (reading and parsing any POST body). */
+export function startReference(body: unknown = { ok: true }): Promise<ReferenceServer> {
+  return startReferenceServer(JSON.stringify(body))
 }
-
-/**
- * The floor of any Koa handler for a JSON POST: a bare Koa app that reads and parses the request
- * body and answers a fixed JSON text (pass the size of the real answer). What a service adds on top
- * of this is its own cost; the rest is HTTP, Koa and the load generator sharing the machine.
- */
-export async function startJsonEcho(answer: string): Promise<{ url: string; close(): Promise<void> }> {
-  const app = new Koa()
-  app.use(async (ctx) => {
-    const chunks: Buffer[] = []
-    for await (const c of ctx.req) chunks.push(c as Buffer)
-    JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    ctx.type = 'application/json'
-    ctx.body = answer
-  })
-  return serve(app)
-}
-
-async function serve(app: Koa): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = app.listen(0, '127.0.0.1')
-  await new Promise((r) => server.once('listening', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((r) => server.close(() => r(undefined))),
-  }
-}
-
-export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })

@@ -22,10 +22,11 @@ export interface EmbeddedMongo {
   child: StartedChild
 }
 
-export async function startMongoEngine(): Promise<EmbeddedMongo> {
+/** `port`: where to listen (benchmarks set it, docs/benchmarks.md); a free port otherwise. */
+export async function startMongoEngine(opts: { port?: number } = {}): Promise<EmbeddedMongo> {
   const pkg = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')
   const bin = join(dirname(pkg), 'bin', 'jongodb')
-  const port = await getPort({ host: '127.0.0.1' })
+  const port = opts.port ?? (await getPort({ host: '127.0.0.1' }))
   const { child, value } = await spawnUntilReady(
     bin,
     ['--host=127.0.0.1', `--port=${port}`, ...ENGINE_HEAP_ARGS],

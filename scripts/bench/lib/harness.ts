@@ -1,0 +1,278 @@
+// The shared harness of the HTTP benchmarks (docs/benchmarks.md, "How the benchmarks measure"):
+// the load generator in a process of its own (autocannon, lib/load-child.mjs), the reference
+// server in a process of its own (lib/reference-server.mjs), warm-up rounds that do not count,
+// interleaved rounds (reference, ours, reference, ours, …) summarised as median and range, the
+// load average printed before every round, and failed requests counted and reported, never fatal.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import os from 'node:os'
+import type autocannon from 'autocannon'
+import { benchPort } from './bench-env.ts'
+
+export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })
+
+/** The 1-minute load average: what else the machine was doing when a figure was taken. */
+export const loadAverage = () => os.loadavg()[0]!
+
+/** One measured round of one side. `failed` counts every request that did not succeed. */
+export interface Round {
+  rate: number
+  failed: number
+  p50?: number
+  p99?: number
+  /** Failures by kind (HTTP status, "errors", "timeouts"). */
+  failures?: Record<string, number>
+  /** The 1-minute load average just before the round. */
+  load: number
+}
+
+/** Something measured in rounds: an HTTP route under load, or a reference loop. */
+export interface Side {
+  name: string
+  /** The unit of `rate`, e.g. "req/s". */
+  unit: string
+  round(seconds: number): Promise<Omit<Round, 'load'>>
+}
+
+export interface Summary {
+  name: string
+  unit: string
+  rounds: Round[]
+  median: number
+  min: number
+  max: number
+  failed: number
+  failures: Record<string, number>
+  p99?: number
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+function summarise(side: Side, rounds: Round[]): Summary {
+  const rates = rounds.map((r) => r.rate)
+  const failures: Record<string, number> = {}
+  for (const r of rounds) for (const [k, n] of Object.entries(r.failures ?? {})) failures[k] = (failures[k] ?? 0) + n
+  const p99s = rounds.flatMap((r) => (r.p99 === undefined ? [] : [r.p99]))
+  return {
+    name: side.name,
+    unit: side.unit,
+    rounds,
+    median: median(rates),
+    min: Math.min(...rates),
+    max: Math.max(...rates),
+    failed: rounds.reduce((n, r) => n + r.failed, 0),
+    failures,
+    p99: p99s.length ? median(p99s) : undefined,
+  }
+}
+
+/** Rounds per side and seconds per round unless a benchmark is told otherwise (docs/benchmarks.md). */
+export const DEFAULT_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+export const DEFAULT_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 5)
+
+export interface InterleaveOptions {
+  /** Measured rounds per side (at least 3). */
+  rounds?: number
+  seconds?: number
+  /** Each side's warm-up round (not counted); 0 for none. */
+  warmupSeconds?: number
+  log?: (line: string) => void
+}
+
+/**
+ * Measures the sides in interleaved rounds, so that a change of the machine's load falls on all
+ * of them alike; one warm-up round each first. Returns each side's summary by name.
+ */
+export async function interleave(sides: Side[], opts: InterleaveOptions = {}): Promise<Record<string, Summary>> {
+  const { rounds = DEFAULT_ROUNDS, seconds = DEFAULT_SECONDS, warmupSeconds = 2, log = console.log } = opts
+  if (rounds < 3) throw new Error('at least 3 rounds: a median and a range need them')
+  if (warmupSeconds > 0) {
+    for (const side of sides) {
+      log(`warm-up ${side.name} (${warmupSeconds} s, load ${loadAverage().toFixed(2)})`)
+      const w = await side.round(warmupSeconds)
+      if (w.failed) log(`  warm-up ${side.name}: ${w.failed} failed ${describeFailures(w.failures)}`)
+    }
+  }
+  const results = new Map<Side, Round[]>(sides.map((s) => [s, []]))
+  for (let i = 1; i <= rounds; i++) {
+    for (const side of sides) {
+      const load = loadAverage()
+      const r = { ...(await side.round(seconds)), load }
+      results.get(side)!.push(r)
+      log(
+        `round ${i}/${rounds} ${side.name}: load ${load.toFixed(2)} → ${fmt(r.rate)} ${side.unit}` +
+          (r.p99 !== undefined ? `, p50 ${r.p50} ms, p99 ${r.p99} ms` : '') +
+          (r.failed ? `, ${r.failed} failed ${describeFailures(r.failures)}` : ''),
+      )
+    }
+  }
+  return Object.fromEntries(sides.map((s) => [s.name, summarise(s, results.get(s)!)]))
+}
+
+export function describeFailures(failures: Record<string, number> = {}): string {
+  const parts = Object.entries(failures).map(([k, n]) => `${k}: ${n}`)
+  return parts.length ? `(${parts.join(', ')})` : ''
+}
+
+/** "1,234 req/s (1,100–1,300)": the median and the range of the rounds. */
+export const medianRange = (s: Summary, d = 0) => `${fmt(s.median, d)} ${s.unit} (${fmt(s.min, d)}–${fmt(s.max, d)})`
+
+/** The loads seen before the rounds of some summaries: "0.8–3.1". */
+export function loadRange(...summaries: Summary[]): string {
+  const loads = summaries.flatMap((s) => s.rounds.map((r) => r.load))
+  return `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`
+}
+
+/** The ratio ours / reference of each interleaved round pair: median and range. */
+export function ratio(ours: Summary, reference: Summary, perUnit = 1): { median: number; min: number; max: number; text: string } {
+  const rs = ours.rounds.map((r, i) => r.rate / reference.rounds[i]!.rate / perUnit)
+  const m = { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) }
+  return { ...m, text: `${fmt(m.median, 2)} (${fmt(m.min, 2)}–${fmt(m.max, 2)})` }
+}
+
+export interface LoadTarget {
+  url: string
+  method?: 'GET' | 'POST'
+  headers?: Record<string, string>
+  body?: string
+  /** Requests cycled over (autocannon's `requests`); overrides method/headers/body. */
+  requests?: Array<{ method: 'POST' | 'GET'; path: string; headers?: Record<string, string>; body?: string }>
+}
+
+export interface LoadRound {
+  ok: number
+  seconds: number
+  p50: number
+  p99: number
+  non2xx: number
+  errors: number
+  timeouts: number
+  statuses: Record<string, number>
+  /** CPU time the load generator itself used. */
+  cpuMs: number
+}
+
+const LOAD_CHILD = fileURLToPath(new URL('./load-child.mjs', import.meta.url))
+const REFERENCE_SERVER = fileURLToPath(new URL('./reference-server.mjs', import.meta.url))
+
+interface Generator {
+  child: ChildProcess
+  answers: Array<(line: string) => void>
+}
+let generator: Generator | null = null
+let pending: Promise<unknown> = Promise.resolve()
+
+type Handle = { ref?: () => void; unref?: () => void }
+/** While a round runs the generator keeps this process alive; idle, it must not keep a finished benchmark (or test run) alive. */
+function hold(g: Generator, on: boolean): void {
+  for (const h of [g.child, g.child.stdin, g.child.stdout] as unknown as Handle[]) (on ? h.ref : h.unref)?.call(h)
+}
+
+/** The load generator's process, started at the first round and kept (its start is not measured). */
+function loadGenerator(): Generator {
+  if (generator && generator.child.exitCode === null) return generator
+  const child = spawn(process.execPath, [LOAD_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const g: Generator = { child, answers: [] }
+  let out = ''
+  child.stdout!.on('data', (b: Buffer) => {
+    out += b.toString()
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      const line = out.slice(0, nl)
+      out = out.slice(nl + 1)
+      g.answers.shift()?.(line)
+      if (!g.answers.length) hold(g, false)
+    }
+  })
+  child.once('exit', (code) => {
+    for (const answer of g.answers.splice(0)) answer(JSON.stringify({ error: `load generator exited with ${code}` }))
+  })
+  hold(g, false)
+  generator = g
+  return g
+}
+
+/** Ends the load generator's process (the next round starts a new one). */
+export async function closeLoadGenerator(): Promise<void> {
+  const g = generator
+  generator = null
+  if (!g || g.child.exitCode !== null) return
+  hold(g, true)
+  await new Promise((r) => (g.child.once('exit', r), g.child.stdin!.end()))
+}
+
+/**
+ * One autocannon run in the load generator's process: for `duration` seconds or `amount`
+ * requests. `timeout` (s) is how long one request may take before it counts as a timeout.
+ * Rounds run one at a time.
+ */
+export function runLoad(target: LoadTarget, opts: { connections: number; duration?: number; amount?: number; timeout?: number }): Promise<LoadRound> {
+  const options = { ...target, ...opts, timeout: opts.timeout ?? 10 } as autocannon.Options
+  const run = pending.then(
+    () =>
+      new Promise<LoadRound>((resolve, reject) => {
+        const g = loadGenerator()
+        g.answers.push((line) => {
+          const r = JSON.parse(line) as LoadRound & { error?: string }
+          if (r.error) reject(new Error(`load generator: ${r.error}`))
+          else resolve(r)
+        })
+        hold(g, true)
+        g.child.stdin!.write(JSON.stringify(options) + '\n')
+      }),
+  )
+  pending = run.catch(() => undefined)
+  return run
+}
+
+/** The failures of a load round by kind, and their count. */
+export function loadFailures(r: LoadRound): { failed: number; failures: Record<string, number> } {
+  const failures: Record<string, number> = { ...r.statuses }
+  if (r.errors) failures.errors = r.errors
+  if (r.timeouts) failures.timeouts = r.timeouts
+  // autocannon counts a timeout among its errors too.
+  return { failed: r.non2xx + r.errors, failures }
+}
+
+/** An HTTP side: successful answers per second under `connections` concurrent connections. */
+export function httpSide(name: string, target: LoadTarget, opts: { connections: number; timeout?: number; after?: () => Promise<void> }): Side {
+  return {
+    name,
+    unit: 'req/s',
+    async round(seconds) {
+      const r = await runLoad(target, { connections: opts.connections, duration: seconds, timeout: opts.timeout })
+      await opts.after?.()
+      return { rate: r.ok / r.seconds, p50: r.p50, p99: r.p99, ...loadFailures(r) }
+    },
+  }
+}
+
+export interface ReferenceServer {
+  url: string
+  child: ChildProcess
+  close(): Promise<void>
+}
+
+/** The reference server (lib/reference-server.mjs) in its own process, answering `answer`. */
+export async function startReferenceServer(answer: string, port?: number): Promise<ReferenceServer> {
+  const child = spawn(process.execPath, [REFERENCE_SERVER], {
+    env: { ...process.env, QW_REF_ANSWER: answer, QW_REF_PORT: String(port ?? (await benchPort())) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      const m = /listening (\S+)/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+    child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)))
+  })
+  return {
+    url,
+    child,
+    close: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))),
+  }
+}

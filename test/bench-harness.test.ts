@@ -1,0 +1,75 @@
+// The benchmarks' shared harness (scripts/bench/lib/harness.ts) measures what it claims: rounds
+// interleaved per side, the load generator in its own process, failed requests counted (not
+// fatal), and a reference server that reads and parses the request body.
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { closeLoadGenerator, httpSide, interleave, ratio, startReferenceServer, type ReferenceServer } from '../scripts/bench/lib/harness.ts'
+
+function serve(status: number): Promise<{ url: string; hits: () => number; server: http.Server }> {
+  let hits = 0
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      hits++
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}')
+    })
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits, server })))
+}
+
+describe('bench harness', () => {
+  let reference: ReferenceServer | undefined
+  after(async () => {
+    await reference?.close()
+    await closeLoadGenerator()
+  })
+
+  it('runs interleaved rounds in another process and counts every failed request by status', async function () {
+    this.timeout(30_000)
+    const good = await serve(200)
+    const bad = await serve(500)
+    try {
+      const order: string[] = []
+      const results = await interleave(
+        [httpSide('good', { url: good.url }, { connections: 2 }), httpSide('bad', { url: bad.url }, { connections: 2 })],
+        { rounds: 3, seconds: 1, warmupSeconds: 0, log: (l) => order.push(l) },
+      )
+      assert.deepEqual(
+        order.map((l) => /^round (\d)\/3 (\w+)/.exec(l)?.slice(1).join(' ')),
+        ['1 good', '1 bad', '2 good', '2 bad', '3 good', '3 bad'],
+      )
+      for (const l of order) assert.match(l, /load \d+\.\d\d/)
+      const g = results.good!
+      const b = results.bad!
+      assert.equal(g.rounds.length, 3)
+      assert.equal(g.failed, 0)
+      assert.ok(g.median > 0 && g.min <= g.median && g.median <= g.max)
+      // The 500s are the bad server's every answer: all counted, none a success.
+      assert.equal(b.median, 0)
+      assert.ok(b.failed > 0)
+      assert.equal(b.failures['500'], b.failed)
+      // Answers still in flight when a round's time is up are served but not counted.
+      assert.ok(b.failed <= bad.hits())
+      assert.equal(ratio(b, g).median, 0)
+    } finally {
+      good.server.close()
+      bad.server.close()
+    }
+  })
+
+  it('the reference server runs in its own process and parses the body it is sent', async function () {
+    this.timeout(20_000)
+    reference = await startReferenceServer('{"answer":1}')
+    assert.notEqual(reference.child.pid, process.pid)
+    const ok = await fetch(reference.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
+    assert.equal(ok.status, 200)
+    assert.deepEqual(await ok.json(), { answer: 1 })
+    const broken = await fetch(reference.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' })
+    assert.equal(broken.status, 500)
+  })
+
+  it('refuses fewer than 3 rounds', async () => {
+    await assert.rejects(interleave([], { rounds: 2 }), /at least 3 rounds/)
+  })
+})
