@@ -43,9 +43,7 @@ export async function startWorkers(platform: Platform, opts: WorkerOptions = {})
   const unhook = onJobProcessed((queue, _job, _outcome, ms) => heartbeat.jobDone(queue, ms))
   const chosen = JOBS.filter((j) => wanted.includes(j.queue))
   const heal = startSelfHeal(platform, { jobs: chosen, recoveries: REQUEUES, upsertScheduler: (def) => upsertScheduler(platform, def) })
-  // No check right now: its first run comes with the timer (within 5 s). On a new Redis it scans
-  // every capture slot for owed forwards, ~1 s of CPU that competed with the first requests of a
-  // start; recovering lost work a few seconds later costs nothing (docs/operations.md, "Starting").
+  void heal.check()
   logger.info({ queues: workers.map((w) => w.queue), concurrency: opts.concurrency ?? 'per job' }, 'workers started')
   return {
     workers,

@@ -62,10 +62,10 @@ export class Partitioned<T extends Document> {
     return this.at(this.slotOf(key, block))
   }
 
-  /** Run `fn` on every slot, a few at a time. */
-  eachSlot(fn: (c: Collection<T>, i: number) => Promise<void>): Promise<void> {
+  /** Run `fn` on every slot (or only those listed), a few at a time. */
+  eachSlot(fn: (c: Collection<T>, i: number) => Promise<void>, only?: number[]): Promise<void> {
     return eachLimit(
-      this.all().map((c, i) => [c, i] as const),
+      (only ?? this.all().map((_, i) => i)).map((i) => [this.at(i), i] as const),
       SLOT_PARALLEL,
       ([c, i]) => fn(c, i),
     )

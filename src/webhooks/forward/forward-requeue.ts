@@ -4,14 +4,14 @@
 // and a forward attempt already made is never made again (forward.ts checks its record).
 import { clock } from '../../platform/clock.ts'
 import type { Platform } from '../../platform/platform.ts'
-import { attemptCollection, captures } from '../store/capture-store.ts'
+import { attemptCollection, captures, slotsInUse } from '../store/capture-store.ts'
 import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
 
 export async function requeueForwards(platform: Platform): Promise<number> {
   const schedule = forwardSchedule(platform.config)
   let n = 0
-  // A full scan of every slot, but only when Redis lost its data (and on a worker's first start on
-  // a new Redis).
+  // A scan of every slot that can hold a capture, only when Redis lost its data (and on a worker's
+  // first start on a new Redis). A new store has none: its start does not read 1,000 empty slots.
   await captures(platform.db).eachSlot(async (slot) => {
     const cursor = slot.find({ 'forward.status': { $in: ['pending', 'retrying'] } }, { projection: { _id: 1, endpoint_id: 1, id: 1, forward: 1 } })
     for await (const cap of cursor) {
@@ -23,6 +23,6 @@ export async function requeueForwards(platform: Platform): Promise<number> {
       await scheduleForward(platform, { endpoint_id: cap.endpoint_id, request_id: cap.id, round: f.round, attempt }, delay)
       n++
     }
-  })
+  }, await slotsInUse(platform.db))
   return n
 }

@@ -7,6 +7,7 @@ import type { Binary, Db, Document, Filter, ObjectId } from 'mongodb'
 import type { IndexSpec } from '../../platform/mongo.ts'
 import { partitioned, type Partitioned } from '../../platform/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
+import { endpoints } from './endpoint-store.ts'
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
@@ -205,6 +206,15 @@ export async function deleteCaptures(db: Db, docs: CaptureDoc[]): Promise<number
   let n = 0
   for (const [slot, ids] of bySlot) n += (await parts.at(slot).deleteMany({ _id: { $in: ids } })).deletedCount
   return n
+}
+
+/**
+ * The slots any stored capture can be in: those of every endpoint's ids so far (a store with no
+ * endpoint has none; a large one has them all). A scan of every capture reads only these.
+ */
+export async function slotsInUse(db: Db): Promise<number[]> {
+  const eps = await endpoints(db).find({ seq: { $gt: 0 } }, { projection: { _id: 1, seq: 1 } }).toArray()
+  return [...slotsOf(captures(db), eps)].sort((a, b) => a - b)
 }
 
 /** The slots that the blocks of these endpoints' ids (1…seq) map to. */
