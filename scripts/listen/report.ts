@@ -5,16 +5,15 @@
 import http from 'node:http'
 import https from 'node:https'
 
-const TRY_MS = 10_000
 const RETRY_WAIT_MS = [300, 1_000, 3_000]
 
-/** One POST on a connection of its own (agent: false), bounded by TRY_MS. */
-function freshPost(url: string, headers: Record<string, string>, body: string): Promise<number> {
+/** One POST on a connection of its own (agent: false), bounded by tryMs. */
+function freshPost(url: string, headers: Record<string, string>, body: string, tryMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const client = u.protocol === 'https:' ? https : http
-    const req = client.request(u, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, timeout: TRY_MS })
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${TRY_MS / 1000} s`)))
+    const req = client.request(u, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, timeout: tryMs })
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${tryMs / 1000} s`)))
     req.on('error', reject)
     req.on('response', (res) => {
       res.resume()
@@ -25,20 +24,26 @@ function freshPost(url: string, headers: Record<string, string>, body: string): 
   })
 }
 
+/** One POST through fetch's pool of keep-alive connections, bounded by tryMs. */
+async function pooledPost(url: string, headers: Record<string, string>, body: string, tryMs: number): Promise<number> {
+  const r = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(tryMs) })
+  await r.arrayBuffer() // read to the end, so the connection can serve the next report
+  return r.status
+}
+
 const why = (err: unknown) => {
   const e = err as Error & { cause?: Error & { code?: string } }
   return e.cause ? `${e.message} (${e.cause.code ?? e.cause.message})` : e.message
 }
 
 /** Resolves with null once reported, or with why it could not be (after every retry). */
-export async function reportResult(url: string, headers: Record<string, string>, result: unknown): Promise<string | null> {
+export async function reportResult(url: string, headers: Record<string, string>, result: unknown, tryMs = 10_000): Promise<string | null> {
   const body = JSON.stringify(result)
   const h = { ...headers, 'content-type': 'application/json' }
   let last = ''
   for (let attempt = 0; attempt <= RETRY_WAIT_MS.length; attempt++) {
     try {
-      const status =
-        attempt === 0 ? (await fetch(url, { method: 'POST', headers: h, body, signal: AbortSignal.timeout(TRY_MS) })).status : await freshPost(url, h, body)
+      const status = attempt === 0 ? await pooledPost(url, h, body, tryMs) : await freshPost(url, h, body, tryMs)
       // A 4xx will not change on a retry (the capture was deleted, the key revoked).
       if (status < 500) return status < 300 ? null : `HTTP ${status}`
       last = `HTTP ${status}`
