@@ -2,19 +2,26 @@
 // URL (a laptop's dev server), then reports what the local server answered back to the service,
 // where it shows on the capture (API and inspection page). Reconnects by itself, resuming after
 // the last capture seen (Last-Event-ID), and says so loudly when the connection is lost; a stall
-// watchdog catches connections that died silently (the smee-client failure). Usage: see usage().
+// watchdog catches connections that died silently (the smee-client failure). Across restarts it
+// remembers the last capture delivered per endpoint and target (listen/resume-state.ts) and first
+// delivers what it missed. Usage: see usage().
 import { parseArgs, styleText } from 'node:util'
 import type { EventSourceMessage } from 'eventsource-parser'
+import { missedCaptures, type StartPoint } from './listen/catch-up.ts'
 import { deliverLocally, type LocalResult } from './listen/deliver.ts'
+import { reportResult } from './listen/report.ts'
+import { recall, remember, stateFilePath, stateKey } from './listen/resume-state.ts'
 import { openStream, StreamRefused } from './listen/stream.ts'
 
-const STALL_MS = 45_000 // heartbeats come every 20 s
+// Heartbeats come every 20 s. The override exists for tests and links slower than any heartbeat.
+const STALL_MS = Number(process.env.QUEUEWORKS_LISTEN_STALL_MS) || 45_000
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000]
 
 function usage(): string {
   return [
     'usage: queueworks listen <endpoint token> --forward-to http://localhost:8080/path',
-    '         [--key wv_… (or WEBHOOKS_API_KEY)] [--api http://localhost:3003 (or WEBHOOKS_URL)] [--replay-last N]',
+    '         [--key wv_… (or WEBHOOKS_API_KEY)] [--api http://localhost:3003 (or WEBHOOKS_URL)]',
+    '         [--since ID|TIME | --replay-last N | --no-resume] [--state-file FILE (or QUEUEWORKS_LISTEN_STATE)]',
   ].join('\n')
 }
 
@@ -48,6 +55,9 @@ function parse() {
         key: { type: 'string' },
         api: { type: 'string' },
         'replay-last': { type: 'string' },
+        since: { type: 'string' },
+        'no-resume': { type: 'boolean' },
+        'state-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -79,7 +89,17 @@ function parse() {
     if (!/^\d{1,4}$/.test(values['replay-last']) || Number(values['replay-last']) > 500) fail(2, `--replay-last must be an integer from 0 to 500 (got "${values['replay-last']}")`)
     replayLast = Number(values['replay-last'])
   }
-  return { token: args[0]!, forwardTo: target.href, key, api, replayLast }
+  let since: StartPoint | null = null
+  if (values.since !== undefined) {
+    const v = values.since
+    // An id names the first capture wanted again; a time, the first moment (as the list's `since`).
+    if (/^\d{1,15}$/.test(v) && Number(v) >= 1) since = { after: Number(v) - 1 }
+    else if (/^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v))) since = { since: v }
+    else fail(2, `--since must be a capture id (1, 2, …) or an ISO 8601 time such as 2026-11-26T09:00:00Z (got "${v}")`)
+  }
+  const chosen = [since !== null && '--since', values['replay-last'] !== undefined && '--replay-last', values['no-resume'] && '--no-resume'].filter(Boolean)
+  if (chosen.length > 1) fail(2, `${chosen.join(' and ')} choose different starting points: give one`)
+  return { token: args[0]!, forwardTo: target.href, key, api, replayLast, since, resume: !values['no-resume'], stateFile: stateFilePath(values['state-file']) }
 }
 
 async function main() {
@@ -135,21 +155,20 @@ async function main() {
     )
   }
 
+  const resumeKey = stateKey(api, token, opts.forwardTo)
   async function forward(c: Capture) {
     const body =
       c.body !== null ? Buffer.from(c.body, c.body_encoding === 'base64' ? 'base64' : 'utf8') : c.size_bytes ? await fetchBody(c.id) : Buffer.alloc(0)
     const res = await deliverLocally(opts.forwardTo, { method: c.method, subPath: c.path.slice(`/hook/${token}`.length), query: c.query, rawHeaders: c.raw_headers, body })
-    line(c, res)
+    // Recorded before anything else can fail: a restart then starts after this capture.
     try {
-      const r = await fetch(`${endpointUrl}/requests/${c.id}/local-delivery`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify(res),
-      })
-      if (!r.ok) process.stdout.write(paint('yellow', `  (could not report #${c.id} to the service: HTTP ${r.status})\n`))
+      remember(opts.stateFile, resumeKey, c.id)
     } catch (err) {
-      process.stdout.write(paint('yellow', `  (could not report #${c.id} to the service: ${(err as Error).message})\n`))
+      process.stdout.write(paint('yellow', `  (could not record #${c.id} in ${opts.stateFile}: ${(err as Error).message})\n`))
     }
+    line(c, res)
+    const problem = await reportResult(`${endpointUrl}/requests/${c.id}/local-delivery`, auth, res)
+    if (problem) process.stdout.write(paint('yellow', `  (could not report #${c.id} to the service: ${problem})\n`))
   }
 
   // One at a time, in the order received: the local server sees them as the sender sent them.
@@ -163,9 +182,28 @@ async function main() {
 
   process.stdout.write(`${paint('bold', 'Listening')} on ${endpoint.url}${endpoint.name ? ` (${endpoint.name})` : ''}\n`)
   process.stdout.write(`Forwarding to ${paint('bold', opts.forwardTo)} — Ctrl-C to quit\n`)
+  const plural = (n: number) => `${n} capture${n === 1 ? '' : 's'}`
   if (opts.replayLast) {
-    process.stdout.write(paint('dim', `Replaying the last ${newest.length} capture${newest.length === 1 ? '' : 's'}\n`))
+    process.stdout.write(paint('dim', `Replaying the last ${plural(newest.length)}\n`))
     for (const c of [...newest].reverse()) enqueue(c)
+  } else {
+    const remembered = opts.resume && !opts.since ? recall(opts.stateFile, resumeKey) : null
+    const from: StartPoint | null = opts.since ?? (remembered ? { after: remembered.last_id } : null)
+    if (from) {
+      let missed: Capture[]
+      try {
+        missed = await missedCaptures<Capture>(getJson, from)
+      } catch (err) {
+        fail(1, `cannot read the captures to catch up on: ${(err as Error).message}`)
+      }
+      const what = 'since' in from ? `received since ${from.since}` : opts.since ? `from #${from.after + 1} on` : `missed since #${from.after} (last delivered to this target)`
+      process.stdout.write(
+        missed.length ? paint(['yellow', 'bold'], `Catching up on ${plural(missed.length)} ${what}\n`) : paint('dim', `Nothing to catch up on: no captures ${what}\n`),
+      )
+      for (const c of missed) enqueue(c)
+    } else if (opts.resume) {
+      process.stdout.write(paint('dim', `First run for this endpoint and target: starting with new captures (remembered in ${opts.stateFile})\n`))
+    }
   }
 
   let failures = 0

@@ -1,12 +1,14 @@
 // The inspection page follows the live stream (no polling while connected), shows a visible
 // "disconnected, reconnecting" state when the connection drops, and after reconnecting shows
 // what was captured meanwhile (Debian chromium through a proxy whose connections the test drops).
+// Both status texts reach WCAG AA contrast (4.5:1) on the header: the outage message most of all.
 import assert from 'node:assert/strict'
 import { type Browser, type Page } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { launchChromium } from './helpers/browser.ts'
+import { axeViolations, contrastOf } from './helpers/a11y.ts'
 
 describe('webhooks: inspection page live stream (Debian chromium)', function () {
   this.timeout(90_000)
@@ -49,10 +51,15 @@ describe('webhooks: inspection page live stream (Debian chromium)', function () 
     await capture(ep.url, { body: 'live 2' })
     await page.waitForFunction(() => document.querySelectorAll('#requests li').length === 3, null, { timeout: 10_000 })
     assert.equal(apiCalls.length, before, `no API call while the stream is up: ${apiCalls.slice(before).join(' ')}`)
+    const live = await contrastOf(page, '#status')
+    assert.ok(live >= 4.5, `live status contrast ${live.toFixed(2)}:1`)
 
     await proxy.drop()
     await page.waitForFunction(() => document.getElementById('status')?.textContent?.includes('disconnected, reconnecting'), null, { timeout: 10_000 })
     assert.ok(await page.locator('#status.offline').isVisible())
+    const offline = await contrastOf(page, '#status.offline')
+    assert.ok(offline >= 4.5, `"disconnected, reconnecting…" contrast ${offline.toFixed(2)}:1`)
+    assert.deepEqual(await axeViolations(page), [])
     await capture(ep.url, { body: 'while down' })
     await proxy.restore()
     await page.waitForFunction(() => document.getElementById('status')?.textContent?.endsWith('· live'), null, { timeout: 20_000 })

@@ -1,5 +1,6 @@
 // The inspection page on a phone (390 px wide, as an iPhone 12–15): the detail
-// pane takes the width, header values wrap instead of being cut, and nothing scrolls sideways.
+// pane takes the width, header values wrap instead of being cut, nothing scrolls sideways, rows
+// show the sub-path only, the actions fit, and axe-core finds no serious or critical violation.
 // A screenshot is written to $SCREENSHOT_DIR (default: the OS temp dir) for a human to look at.
 import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
@@ -8,6 +9,7 @@ import type { Browser } from 'playwright-core'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { capture, createEndpoint, signup } from './helpers/webhooks.ts'
 import { launchChromium } from './helpers/browser.ts'
+import { axeViolations, contrastOf } from './helpers/a11y.ts'
 
 const LONG_VALUE = 't=1732350000,v1=' + 'a1b2c3d4e5f6'.repeat(12) + ',v0=' + 'f'.repeat(64)
 
@@ -73,6 +75,19 @@ describe('webhooks: inspection page on a 390 px phone screen (Debian chromium)',
     const h2 = await page.locator('#detail h2').boundingBox()
     // Scrolled to the top of the screen; Chromium may leave it a fraction of a pixel above 0.
     assert.ok(h2 && h2.y >= -1 && h2.y < 844, `details heading at y=${h2?.y}`)
+
+    // Rows show the path below the endpoint, so the 22-character token does not wrap every row.
+    assert.deepEqual((await page.locator('#requests li .path').allTextContents()).slice(0, 2), ['/stripe/events?attempt=1', '/older/2'])
+    assert.ok(!(await page.locator('#requests').textContent())!.includes(ep.endpoint_id))
+    const rightmost = await page.evaluate(() => Math.max(...[...document.querySelectorAll('#detail .actions *, #capture-bar *')].map((e) => e.getBoundingClientRect().right)))
+    assert.ok(rightmost <= 390, `an action or the capture URL reaches x=${rightmost}`)
+    // Replay on the free plan: the API's message, shown as a readable error.
+    await page.getByLabel('Replay to').fill('http://127.0.0.1:9/x')
+    await page.getByRole('button', { name: 'Replay', exact: true }).tap()
+    await page.waitForFunction(() => /^Replay failed: Replay is not available on the free plan/.test(document.querySelector('#detail .action-result')!.textContent!))
+    const c = await contrastOf(page, '#detail .action-result')
+    assert.ok(c >= 4.5, `error text contrast ${c.toFixed(2)}:1`)
+    assert.deepEqual(await axeViolations(page), [])
     await context.close()
   })
 })

@@ -41,6 +41,13 @@ describe('webhooks: inspection page (Debian chromium)', function () {
     assert.match(js.headers.get('content-type')!, /javascript/)
     assert.equal((await get(`${sys.url.webhooks}/inspect/${'x'.repeat(22)}`)).status, 404)
     assert.equal((await get(`${sys.url.webhooks}/static/nope.js`)).status, 404)
+    // The icon browsers ask every page of the origin for.
+    const icon = await get(`${sys.url.webhooks}/favicon.ico`)
+    assert.equal(icon.status, 200)
+    assert.equal(icon.headers.get('content-type'), 'image/x-icon')
+    assert.ok(r.text.includes('<link rel="icon" href="/favicon.ico">'))
+    // The capture URL, escaped text on the page (the copy button is tested in webhooks-page-actions).
+    assert.ok(r.text.includes(`<code id="capture-url" aria-labelledby="capture-label">${ep.url}</code>`))
   })
 
   it('shows captures live, pretty-prints JSON, offers copy-as-cURL, and never runs captured content', async () => {

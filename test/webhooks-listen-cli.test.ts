@@ -1,7 +1,8 @@
 // The `queueworks listen` CLI, run for real under tmux (a terminal, so colours are on) against a
 // local target server: byte-exact re-sends, the local answer reported back to the service,
 // --replay-last, a dropped connection (said loudly, resumed with nothing missed), Ctrl-C → exit 0;
-// and its refusals: a --forward-to that is not http(s) → exit 2, an unknown endpoint → exit 1.
+// resuming after a restart from its state file (what it missed, in order, once; --since, --no-resume);
+// and its refusals: a --forward-to that is not http(s) or a bad --since → exit 2, an unknown endpoint → exit 1.
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -67,6 +68,12 @@ describe('webhooks: listen CLI (tmux)', function () {
     const ep = await createEndpoint(sys, other)
     const foreign = await run(['listen', ep.endpoint_id, '--forward-to', target.url, '--key', key, '--api', sys.root.webhooks])
     assert.equal(foreign.code, 1)
+    const badSince = await run(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', 'yesterday'])
+    assert.equal(badSince.code, 2)
+    assert.match(badSince.err, /--since must be a capture id .* \(got "yesterday"\)/)
+    const twoStarts = await run(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', '3', '--no-resume'])
+    assert.equal(twoStarts.code, 2)
+    assert.match(twoStarts.err, /--since and --no-resume choose different starting points/)
   })
 
   it('re-sends captures byte-exact, reports the local answer, survives a dropped connection, exits 0 on Ctrl-C', async () => {
@@ -76,7 +83,7 @@ describe('webhooks: listen CLI (tmux)', function () {
     await capture(`${ep.url}/replayed`, { body: 'the last one' })
     const dir = mkdtempSync(join(tmpdir(), 'qw-listen-'))
     const exitFile = join(dir, 'exit')
-    const cmd = `cd ${process.cwd()} && WEBHOOKS_API_KEY=${key} node ${BIN} listen ${ep.endpoint_id} --api ${proxy.url} --forward-to '${target.url}/local?base=1' --replay-last 1; echo $? > ${exitFile}; sleep 60`
+    const cmd = `cd ${process.cwd()} && QUEUEWORKS_LISTEN_STATE=${dir}/state.json WEBHOOKS_API_KEY=${key} node ${BIN} listen ${ep.endpoint_id} --api ${proxy.url} --forward-to '${target.url}/local?base=1' --replay-last 1; echo $? > ${exitFile}; sleep 60`
     tmux('new-session', '-d', '-s', 'listen', '-x', '220', '-y', '50', cmd)
 
     await waitFor(() => pane().includes('Ready.'), 20_000, 'the CLI to connect')
@@ -121,5 +128,66 @@ describe('webhooks: listen CLI (tmux)', function () {
     tmux('send-keys', '-t', 'listen', 'C-c')
     await waitFor(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').trim() !== '', 10_000, 'the CLI to exit')
     assert.equal(readFileSync(exitFile, 'utf8').trim(), '0')
+  })
+
+  it('after a restart delivers what it missed, in order, once, and says how many; --no-resume and --since', async () => {
+    const key = await signup(sys)
+    const ep = await createEndpoint(sys, key)
+    const local = await startTarget((r, _i, res) => res.end(`ok ${r.url}`))
+    const dir = mkdtempSync(join(tmpdir(), 'qw-resume-'))
+    const state = join(dir, 'state', 'listen.json')
+    let n = 0
+    /** One listen run in its own tmux session; resolves with the session name once it is connected. */
+    const start = async (extra: string) => {
+      const session = `resume${++n}`
+      const cmd = `cd ${process.cwd()} && QUEUEWORKS_LISTEN_STATE=${state} WEBHOOKS_API_KEY=${key} node ${BIN} listen ${ep.endpoint_id} --api ${sys.root.webhooks} --forward-to ${local.url}/in ${extra}; echo $? > ${dir}/${session}.exit; sleep 60`
+      tmux('new-session', '-d', '-s', session, '-x', '200', '-y', '50', cmd)
+      await waitFor(() => tmux('capture-pane', '-p', '-J', '-t', session).includes('Ready.'), 20_000, `${session} to connect`)
+      return session
+    }
+    const screen = (session: string) => tmux('capture-pane', '-p', '-J', '-S', '-100', '-t', session)
+    const stop = async (session: string) => {
+      tmux('send-keys', '-t', session, 'C-c')
+      await waitFor(() => existsSync(`${dir}/${session}.exit`) && readFileSync(`${dir}/${session}.exit`, 'utf8').trim() === '0', 10_000, `${session} to exit 0`)
+      tmux('kill-session', '-t', session)
+    }
+    const paths = () => local.received.map((r) => r.url)
+    try {
+      const first = await start('')
+      assert.match(screen(first), /First run for this endpoint and target/)
+      await capture(`${ep.url}/one`, { body: '1' })
+      await waitFor(() => local.received.length === 1, 10_000, '#1')
+      await waitFor(() => existsSync(state) && JSON.parse(readFileSync(state, 'utf8'))[`${sys.root.webhooks} ${ep.endpoint_id} ${local.url}/in`]?.last_id === 1, 10_000, 'the state file')
+      await stop(first)
+
+      // Stopped: five captures arrive. The next start delivers exactly those, oldest first, once.
+      for (let i = 2; i <= 6; i++) await capture(`${ep.url}/missed/${i}`, { body: String(i) })
+      const second = await start('')
+      assert.match(screen(second), /Catching up on 5 captures missed since #1 \(last delivered to this target\)/)
+      await waitFor(() => local.received.length === 6, 15_000, 'the five missed captures')
+      await capture(`${ep.url}/live`, { body: '7' })
+      await waitFor(() => local.received.length === 7, 10_000, 'a live capture after catching up')
+      assert.deepEqual(paths(), ['/in/one', '/in/missed/2', '/in/missed/3', '/in/missed/4', '/in/missed/5', '/in/missed/6', '/in/live'])
+      await stop(second)
+
+      // --no-resume: only what arrives from now on.
+      await capture(`${ep.url}/while-stopped`, { body: '8' })
+      const third = await start('--no-resume')
+      await capture(`${ep.url}/new`, { body: '9' })
+      await waitFor(() => local.received.length === 8, 10_000, 'the new capture')
+      assert.equal(paths().at(-1), '/in/new')
+      await stop(third)
+
+      // --since ID: from that capture on, whatever was delivered before.
+      const fourth = await start('--since 6')
+      assert.match(screen(fourth), /Catching up on 4 captures from #6 on/)
+      await waitFor(() => local.received.length === 12, 10_000, '#6 to #9 again')
+      assert.deepEqual(paths().slice(8), ['/in/missed/6', '/in/live', '/in/while-stopped', '/in/new'])
+      await stop(fourth)
+      // The resume point is the furthest capture delivered.
+      assert.equal(JSON.parse(readFileSync(state, 'utf8'))[`${sys.root.webhooks} ${ep.endpoint_id} ${local.url}/in`].last_id, 9)
+    } finally {
+      await local.close()
+    }
   })
 })

@@ -1,6 +1,6 @@
 // The webhook-capture management API (docs/webhooks.md, "Endpoints") under /api/v1: signup,
 // endpoints, captured
-// requests (list, read, raw body), replay, manual forward retry and signature verification.
+// requests (list, read, raw body, delete), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { scheduleForward } from './forward/forward-schedule.ts'
@@ -14,7 +14,7 @@ import { randomId } from '../platform/ids.ts'
 import type { Platform } from '../platform/platform.ts'
 import { checkOutboundUrl } from '../platform/outbound-url.ts'
 import { getBody } from './store/body-store.ts'
-import { captureCollection, countByEndpoint, deleteEndpointCaptures, getCapture, listAttempts } from './store/capture-store.ts'
+import { captureCollection, countByEndpoint, deleteCaptures, deleteEndpointCaptures, getCapture, listAttempts } from './store/capture-store.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './store/limit-store.ts'
 import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './store/present.ts'
@@ -154,6 +154,14 @@ export function endpointsRouter(platform: Platform): Router {
     ctx.set('X-Captured-Content-Type', cap.content_type ?? '')
     ctx.set('Content-Disposition', `attachment; filename="request-${cap.id}.bin"`)
     ctx.body = await getBody(db, cap)
+  })
+
+  /** One capture with its body and forward attempts (the inspection page's Delete). */
+  router.delete('/endpoints/:token/requests/:id', auth, validate(requestSchema), async (ctx) => {
+    const { params } = input(ctx, requestSchema)
+    const { cap } = await ownCapture(ctx, params.token, params.id)
+    if ((await deleteCaptures(db, [cap])) === 0) throw notFound(REQUEST_NOT_FOUND)
+    ctx.body = { deleted: true, id: cap.id }
   })
 
   router.post('/endpoints/:token/requests/:id/replay', auth, validate(replaySchema), async (ctx) => {

@@ -1,10 +1,11 @@
 // The inspection page (/inspect/<token>): a static HTML shell under a strict Content Security
 // Policy (no inline script or style; its one script and stylesheet allowed by nonce) whose
 // script, served as a separate file, reads the captured requests through the authenticated
-// management API and renders them with textContent only, so captured content can never run. The API key is given in the URL fragment (#key=…, never sent
-// to the server) or typed into the page, and held in the script's memory only (never in web
-// storage, which any same-origin document could read: docs/webhooks.md, "Decisions where the spec
-// is silent").
+// management API and renders them with textContent only, so captured content can never run; its
+// actions (replay, verify, download, delete) call that same API with the same key. The API key is
+// given in the URL fragment (#key=…, never sent to the server) or typed into the page, and held in
+// the script's memory only (never in web storage, which any same-origin document could read:
+// docs/webhooks.md, "Decisions where the spec is silent").
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Router from '@koa/router'
@@ -12,7 +13,9 @@ import type { Context } from 'koa'
 import { getAccount } from '../platform/accounts.ts'
 import { notFound } from '../platform/http/errors.ts'
 import type { Platform } from '../platform/platform.ts'
+import { SCHEMES } from './signatures/index.ts'
 import { endpoints, isExpired } from './store/endpoint-store.ts'
+import { publicBase } from './store/present.ts'
 
 /**
  * The page's CSP. Scripts and styles are allowed by this response's nonce, not by `'self'`: capture
@@ -31,10 +34,12 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'inspect.js': { type: 'text/javascript; charset=utf-8', body: asset('inspect.js') },
   'inspect.css': { type: 'text/css; charset=utf-8', body: asset('inspect.css') },
 }
+/** Browsers ask for /favicon.ico on every page of the origin; a 404 there is noise in every log. */
+const FAVICON = asset('favicon.ico')
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-function page(token: string, name: string | null, nonce: string): string {
+function page(token: string, name: string | null, captureUrl: string, nonce: string): string {
   const title = escapeHtml(name ? `${name} · webhook inspector` : 'Webhook inspector')
   return `<!doctype html>
 <html lang="en">
@@ -43,11 +48,17 @@ function page(token: string, name: string | null, nonce: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
+<link rel="icon" href="/favicon.ico">
 <link rel="stylesheet" href="/static/inspect.css" nonce="${nonce}">
 <script src="/static/inspect.js" nonce="${nonce}" defer></script>
 </head>
-<body data-token="${escapeHtml(token)}">
+<body data-token="${escapeHtml(token)}" data-schemes="${SCHEMES.join(' ')}">
 <header><h1>${title}</h1><p id="status" role="status">Loading…</p></header>
+<section id="capture-bar" aria-label="Capture URL">
+  <span id="capture-label">Send webhooks to</span>
+  <code id="capture-url" aria-labelledby="capture-label">${escapeHtml(captureUrl)}</code>
+  <button id="copy-url" type="button">Copy URL</button>
+</section>
 <form id="key-form" hidden>
   <label for="key-input">API key (wv_…)</label>
   <input id="key-input" type="password" autocomplete="off" spellcheck="false">
@@ -73,6 +84,12 @@ function security(ctx: Context, csp: string): void {
 
 export function inspectRouter(platform: Platform): Router {
   const router = new Router()
+  router.get('/favicon.ico', (ctx) => {
+    security(ctx, ASSET_CSP)
+    ctx.set('Cache-Control', 'public, max-age=86400')
+    ctx.type = 'image/x-icon'
+    ctx.body = FAVICON
+  })
   router.get('/static/:file', (ctx) => {
     const a = ASSETS[ctx.params.file!]
     if (!a) throw notFound()
@@ -89,7 +106,7 @@ export function inspectRouter(platform: Platform): Router {
     security(ctx, inspectCsp(nonce))
     ctx.set('Cache-Control', 'no-store')
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = page(e._id, e.name, nonce)
+    ctx.body = page(e._id, e.name, `${publicBase(ctx, platform.config)}/hook/${e._id}`, nonce)
   })
   return router
 }

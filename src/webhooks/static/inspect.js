@@ -4,11 +4,14 @@
 // disconnected it says so and polls once per reconnect attempt as a fallback. It renders everything with textContent/createElement only: captured content is data,
 // never markup. The API key comes from the URL fragment (#key=…) or the form and lives only in
 // this script's memory: web storage of this origin is readable by any same-origin document, so
-// the key is never written there; a reload asks again unless the link is reopened.
+// the key is never written there; a reload asks again unless the link is reopened. The actions on a
+// capture (replay, verify, download, delete) are calls of the same management API with that key.
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
+  const schemes = document.body.dataset.schemes.split(' ')
   const api = `/api/v1/endpoints/${encodeURIComponent(token)}`
+  const hookPrefix = `/hook/${token}`
   const $ = (id) => document.getElementById(id)
   const statusEl = $('status')
   const listEl = $('requests')
@@ -20,6 +23,8 @@
   let lastId = 0
   let selected = null
   let key = null
+  /** The endpoint as the API shows it (its forward_url prefills Replay); null until loaded. */
+  let endpoint = null
 
   // Earlier versions kept keys in sessionStorage, which outlives a reload in the same tab: wipe them.
   try {
@@ -37,18 +42,38 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === 'class') e.className = v
       else if (k === 'onclick') e.addEventListener('click', v)
+      else if (k === 'onsubmit') e.addEventListener('submit', (ev) => (ev.preventDefault(), v(ev)))
       else e.setAttribute(k, v)
     }
     for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)))
     return e
   }
 
-  async function getJson(path) {
-    const r = await fetch(api + path, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' })
+  async function call(method, path, json) {
+    const headers = { authorization: `Bearer ${key}` }
+    if (json !== undefined) headers['content-type'] = 'application/json'
+    const r = await fetch(api + path, { method, headers, cache: 'no-store', body: json === undefined ? undefined : JSON.stringify(json) })
     const body = await r.json().catch(() => ({}))
     if (!r.ok) throw Object.assign(new Error(body.error || `HTTP ${r.status}`), { status: r.status })
     return body
   }
+  const getJson = (path) => call('GET', path)
+
+  /** The captured path below the endpoint ("/" for the capture URL itself): the token is in the header once. */
+  const subPath = (path) => (path.startsWith(hookPrefix) ? path.slice(hookPrefix.length) || '/' : path)
+
+  $('copy-url').addEventListener('click', async () => {
+    const button = $('copy-url')
+    try {
+      await navigator.clipboard.writeText($('capture-url').textContent)
+      button.textContent = 'Copied'
+    } catch {
+      // No clipboard permission (plain http, an old browser): select the text for Ctrl-C instead.
+      getSelection().selectAllChildren($('capture-url'))
+      button.textContent = 'Press Ctrl-C to copy'
+    }
+    setTimeout(() => (button.textContent = 'Copy URL'), 3000)
+  })
 
   function askForKey(message) {
     statusEl.textContent = message
@@ -124,7 +149,10 @@
 
   async function showDetail(id) {
     selected = id
-    for (const li of listEl.children) li.classList.toggle('selected', Number(li.dataset.id) === id)
+    for (const li of listEl.children) {
+      li.classList.toggle('selected', Number(li.dataset.id) === id)
+      li.firstChild.toggleAttribute('aria-current', Number(li.dataset.id) === id)
+    }
     let r = requests.get(id)
     if (r.body === null && r.size_bytes > 0) {
       r = await getJson(`/requests/${id}`)
@@ -143,6 +171,9 @@
       }
     } }, 'Copy as cURL')
     const nice = pretty(r)
+    const queryRows = r.query ? pairRows(new URLSearchParams(r.query)) : []
+    const isForm = (r.content_type || '').toLowerCase().includes('x-www-form-urlencoded') && r.body_encoding === 'utf8' && r.body
+    const formRows = isForm ? pairRows(new URLSearchParams(r.body)) : []
     const delivery = []
     if (r.forward) {
       const f = r.forward
@@ -154,11 +185,14 @@
       if (d.body_preview) delivery.push(el('pre', { class: 'local-preview' }, d.body_preview))
     }
     detailEl.replaceChildren(
-      el('h2', {}, `${r.method} ${r.path}${r.query ? `?${r.query}` : ''}`),
+      el('h2', {}, `${r.method} ${subPath(r.path)}${r.query ? `?${r.query}` : ''}`),
       el('p', { class: 'meta' }, `#${r.id} · ${r.received_at} UTC · ${size(r.size_bytes)} · from ${r.ip_address}${r.content_type ? ` · ${r.content_type}` : ''}`),
       ...delivery,
+      actions(r),
+      ...(queryRows.length ? [el('h3', {}, 'Query'), pairTable('query', 'Query parameters', queryRows)] : []),
+      ...(formRows.length ? [el('h3', {}, 'Form fields'), pairTable('form', 'Form fields', formRows)] : []),
       el('h3', {}, 'Headers'),
-      el('table', { class: 'headers' }, el('tbody', {}, ...headerRows)),
+      el('table', { class: 'headers' }, el('caption', { class: 'visually-hidden' }, 'Headers'), el('tbody', {}, ...headerRows)),
       ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty' }, nice)] : []),
       el('h3', {}, r.body_encoding === 'base64' ? 'Raw body (binary, base64)' : 'Raw body'),
       el('pre', { class: 'raw' }, r.body === null ? '' : r.body),
@@ -170,18 +204,130 @@
     if (matchMedia('(max-width: 700px)').matches) detailEl.scrollIntoView({ block: 'start' })
   }
 
+  const pairRows = (params) => [...params].map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', {}, v)))
+  const pairTable = (cls, caption, rows) =>
+    el('table', { class: `headers ${cls}` }, el('caption', { class: 'visually-hidden' }, caption), el('tbody', {}, ...rows))
+
+  /** An action's outcome, announced to screen readers; ok=false shows it as an error. */
+  function outcome(node, ok, text) {
+    node.classList.toggle('bad', !ok)
+    node.classList.toggle('good', ok)
+    node.textContent = text
+  }
+
+  let fieldSeq = 0
+  function field(label, input) {
+    const id = `f${++fieldSeq}`
+    input.id = id
+    return el('span', { class: 'field' }, el('label', { for: id }, label), input)
+  }
+
+  /** Replay, verify, download and delete for one capture. */
+  function actions(r) {
+    const result = el('p', { class: 'action-result', role: 'status' })
+    const replayUrl = el('input', { type: 'url', required: '', autocomplete: 'off', spellcheck: 'false', value: endpoint?.forward_url || '', placeholder: 'https://…' })
+    const replayOut = el('pre', { class: 'replay-answer', hidden: '' })
+    const replay = el(
+      'form',
+      { class: 'action replay', 'aria-label': 'Replay', onsubmit: async () => {
+        outcome(result, true, 'Replaying…')
+        replayOut.hidden = true
+        try {
+          const a = await call('POST', `/requests/${r.id}/replay`, { url: replayUrl.value.trim() })
+          outcome(result, a.status >= 200 && a.status < 300, `Replayed to ${replayUrl.value.trim()}: answered ${a.status}`)
+          replayOut.textContent = a.body_encoding === 'base64' ? `(binary answer, ${a.body.length} base64 characters)` : a.body
+          replayOut.hidden = !a.body
+        } catch (err) {
+          outcome(result, false, `Replay failed: ${err.message}`)
+        }
+      } },
+      field('Replay to', replayUrl),
+      el('button', { type: 'submit' }, 'Replay'),
+    )
+    const scheme = el('select', {}, el('option', { value: '' }, 'detect from headers'), ...schemes.map((s) => el('option', { value: s }, s)))
+    const secret = el('input', { type: 'password', required: '', autocomplete: 'off', spellcheck: 'false' })
+    const signedUrl = el('input', { type: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'Twilio, Square: URL they call' })
+    const verify = el(
+      'form',
+      { class: 'action verify', 'aria-label': 'Verify signature', onsubmit: async () => {
+        outcome(result, true, 'Verifying…')
+        const ask = { secret: secret.value }
+        if (scheme.value) ask.scheme = scheme.value
+        if (signedUrl.value.trim()) ask.url = signedUrl.value.trim()
+        try {
+          const v = await call('POST', `/requests/${r.id}/verify`, ask)
+          outcome(result, v.valid, `${v.valid ? 'Valid' : 'Not valid'} ${v.scheme} signature: ${v.reason}`)
+        } catch (err) {
+          outcome(result, false, `Cannot verify: ${err.message}`)
+        }
+      } },
+      field('Scheme', scheme),
+      field('Secret or key', secret),
+      field('Signed URL (optional)', signedUrl),
+      el('button', { type: 'submit' }, 'Verify signature'),
+    )
+    const download = el('button', { type: 'button', class: 'download', onclick: async () => {
+      try {
+        const res = await fetch(`${api}/requests/${r.id}/body`, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' })
+        if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || `HTTP ${res.status}`)
+        // Saved, never shown: an octet-stream blob with a file name cannot render as a document here.
+        const url = URL.createObjectURL(new Blob([await res.arrayBuffer()], { type: 'application/octet-stream' }))
+        const a = el('a', { href: url, download: `request-${r.id}.bin` })
+        document.body.append(a)
+        a.click()
+        a.remove()
+        setTimeout(() => URL.revokeObjectURL(url), 60_000)
+        outcome(result, true, `Downloaded request-${r.id}.bin (${size(r.size_bytes)})`)
+      } catch (err) {
+        outcome(result, false, `Download failed: ${err.message}`)
+      }
+    } }, 'Download body')
+    const remove = el('button', { type: 'button', class: 'delete', onclick: async () => {
+      if (remove.dataset.confirm !== 'yes') {
+        // A second press confirms: no modal dialog, so the keyboard and screen readers stay in place.
+        remove.dataset.confirm = 'yes'
+        remove.textContent = `Press again to delete #${r.id}`
+        return
+      }
+      try {
+        await call('DELETE', `/requests/${r.id}`)
+        forget(r.id)
+        statusEl.textContent = `Deleted #${r.id} · ${statusEl.textContent}`
+      } catch (err) {
+        outcome(result, false, `Delete failed: ${err.message}`)
+      }
+    } }, 'Delete')
+    return el('section', { class: 'actions', 'aria-label': 'Actions' }, el('div', { class: 'buttons' }, download, remove), replay, verify, result, replayOut)
+  }
+
+  /** A deleted capture leaves the list and the detail pane. */
+  function forget(id) {
+    requests.delete(id)
+    for (const li of listEl.children) if (Number(li.dataset.id) === id) li.remove()
+    if (selected === id) {
+      selected = null
+      detailEl.replaceChildren(el('p', { class: 'hint' }, 'Deleted. Select a request to see its headers and body.'))
+    }
+    showState()
+  }
+
   function addRequests(list) {
     // list is newest first; insert oldest first so each new one goes to the top.
     for (const r of [...list].reverse()) {
       if (requests.has(r.id)) continue
       requests.set(r.id, r)
       lastId = Math.max(lastId, r.id)
+      // A button per row: reachable with Tab, opened with Enter or Space.
       const li = el(
         'li',
-        { 'data-id': String(r.id), class: 'fresh', onclick: () => showDetail(r.id) },
-        el('span', { class: 'method' }, r.method),
-        el('span', { class: 'path' }, r.path + (r.query ? `?${r.query}` : '')),
-        el('span', { class: 'meta' }, `#${r.id} · ${r.received_at} · ${size(r.size_bytes)}`),
+        { 'data-id': String(r.id), class: 'fresh' },
+        el(
+          'button',
+          { type: 'button', class: 'row', onclick: () => showDetail(r.id) },
+          el('span', { class: 'method' }, r.method),
+          el('span', { class: 'path' }, subPath(r.path) + (r.query ? `?${r.query}` : '')),
+          el('span', { class: 'meta' }, `#${r.id} · ${r.received_at} · ${size(r.size_bytes)}`),
+        ),
       )
       // Newest on top; search results can be older than what is shown, so insert by id.
       const after = [...listEl.children].find((x) => Number(x.dataset.id) < r.id)
@@ -336,6 +482,7 @@
     if (!key) return askForKey('Enter your API key to see the requests captured by this endpoint.')
     statusEl.textContent = 'Loading…'
     try {
+      endpoint = await getJson('')
       await poll()
     } catch (err) {
       if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
