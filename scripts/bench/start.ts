@@ -103,8 +103,7 @@ async function firstInvoice(s: Started): Promise<{ firstInvoiceS: number; readyL
 /** Fill a data folder to about FILL_MB through the capture API, then stop cleanly (a snapshot). */
 async function fill(dataDir: string): Promise<string> {
   // Periodic snapshots while filling: the data is on disk before the stop, whatever the stop does.
-  // debug: a snapshot that takes under a second is logged at debug level only.
-  const s = await start(dataDir, { SNAPSHOT_INTERVAL_MS: '5000', LOG_LEVEL: 'debug' })
+  const s = await start(dataDir, { SNAPSHOT_INTERVAL_MS: '5000' })
   try {
     await firstInvoice(s)
     const api = `http://127.0.0.1:${s.ports[2]}/api/v1`
