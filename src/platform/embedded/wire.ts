@@ -24,22 +24,32 @@ export function header(msg: Buffer): Header {
 export class MessageFramer {
   private chunks: Buffer[] = []
   private bytes = 0
+  /** Length of the message being gathered, once its first 4 bytes are in. */
+  private need = 0
 
   push(chunk: Buffer): Buffer[] {
     this.chunks.push(chunk)
     this.bytes += chunk.length
     const out: Buffer[] = []
-    let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes)
-    let at = 0
-    while (buf.length - at >= 4) {
-      const len = buf.readInt32LE(at)
-      if (buf.length - at < len) break
-      out.push(buf.subarray(at, at + len))
-      at += len
+    for (;;) {
+      if (this.need === 0) {
+        if (this.bytes < 4) break
+        if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks, this.bytes)]
+        this.need = this.chunks[0]!.readInt32LE(0)
+        // Smaller than a header: not the wire protocol (and a loop that would never advance).
+        if (this.need < 16) throw new Error(`malformed wire message length ${this.need}`)
+      }
+      // Joined only once the whole message is here: a 16 MB reply arrives in hundreds of reads,
+      // and joining at every read copied gigabytes (a snapshot of large documents took minutes
+      // and starved the engine's other connections).
+      if (this.bytes < this.need) break
+      const buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes)
+      out.push(buf.subarray(0, this.need))
+      const rest = buf.subarray(this.need)
+      this.chunks = rest.length ? [rest] : []
+      this.bytes = rest.length
+      this.need = 0
     }
-    buf = buf.subarray(at)
-    this.chunks = buf.length ? [buf] : []
-    this.bytes = buf.length
     return out
   }
 }
