@@ -1,0 +1,44 @@
+// POST /api/v1/einvoice/read (docs/einvoice.md, "Receiving e-invoices"): a received e-invoice as
+// the raw body (UBL or CII XML, or a Factur-X / ZUGFeRD PDF) answered as this service's invoice
+// request plus the findings of the checks. Its body is read here, not by the JSON parser.
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { tooMany, unsupportedMediaType } from '../platform/http/errors.ts'
+import { readRawBody } from '../platform/http/raw-body.ts'
+import { clock, monthKey } from '../platform/clock.ts'
+import { INVOICE_LIMITS } from '../platform/plans.ts'
+import type { Platform } from '../platform/platform.ts'
+import { readEInvoice } from './einvoice/receive/read-einvoice.ts'
+import { QUOTA_MESSAGE } from './invoice-routes.ts'
+import { reserve } from './store/quota-store.ts'
+
+export const READ_PATH = '/api/v1/einvoice/read'
+/** A Factur-X PDF with fonts and a logo is well under this; the XML alone far under. */
+export const MAX_RECEIVED_BYTES = 10 * 1024 * 1024
+
+function bodyKind(ctx: Context): 'xml' | 'pdf' {
+  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase()
+  if (encoding !== 'identity') throw unsupportedMediaType('Unsupported content encoding: send the document uncompressed')
+  if (ctx.is('application/pdf')) return 'pdf'
+  if (ctx.is('application/xml', 'text/xml')) return 'xml'
+  throw unsupportedMediaType('Content-Type must be application/xml or text/xml (UBL or CII) or application/pdf (Factur-X / ZUGFeRD)')
+}
+
+export function receiveRouter(platform: Platform): Router {
+  const router = new Router()
+  router.post(READ_PATH, requireApiKey(platform, 'invoice'), async (ctx) => {
+    const account = accountOf(ctx)
+    const kind = bodyKind(ctx)
+    const body = await readRawBody(ctx, MAX_RECEIVED_BYTES, `Request body too large (at most ${MAX_RECEIVED_BYTES} bytes)`)
+    const result = await readEInvoice(body, kind)
+    // Counted like a rendered invoice once the document was read; a refused one is not.
+    const now = clock.now()
+    if (!(await reserve(platform.db, account._id, monthKey(now), INVOICE_LIMITS[account.plan].monthly_limit))) {
+      throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
+    }
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = result
+  })
+  return router
+}
