@@ -10,6 +10,7 @@ import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { account } from './helpers/invoice-batch.ts'
 import { fullRequest } from './helpers/einvoice.ts'
+import { pdfText } from './helpers/pdf.ts'
 import { PDFDocument } from '@cantoo/pdf-lib'
 
 describe('invoice API: receiving e-invoices', () => {
@@ -58,6 +59,21 @@ describe('invoice API: receiving e-invoices', () => {
       assert.equal(again.status, 200, again.text)
     })
   }
+
+  it('?output=pdf&locale=de: a readable German PDF of the received XRechnung, counted once', async () => {
+    const before = await usage()
+    const res = await call('POST', `${base}/einvoice/read?output=pdf&locale=de`, { raw: written.get('xrechnung')!, key, headers: { 'content-type': 'application/xml' } })
+    assert.equal(res.status, 200, res.text)
+    assert.match(res.headers.get('content-type')!, /^application\/pdf/)
+    assert.equal(res.headers.get('content-disposition'), 'attachment; filename="received-RE-2026-0042.pdf"')
+    const text = pdfText(res.body)
+    assert.match(text, /RECHNUNG/)
+    assert.match(text, /Muster GmbH/)
+    assert.match(text, /2\.006,42/) // the total the XML states, in German notation
+    assert.equal(await usage(), before + 1)
+    assertJsonError(await call('POST', `${base}/einvoice/read?output=html`, { raw: written.get('xrechnung')!, key, headers: { 'content-type': 'application/xml' } }), 400)
+    assert.equal(await usage(), before + 1)
+  })
 
   it('a stated total that does not match the lines is a BR-CO finding', async () => {
     const xml = written.get('xrechnung')!.toString('utf8').replace(/<ram:GrandTotalAmount>([\d.]+)<\/ram:GrandTotalAmount>/, '<ram:GrandTotalAmount>1.00</ram:GrandTotalAmount>')
