@@ -25,7 +25,7 @@ export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to contin
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
 
 /** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
-async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
+export async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
   const now = clock.now()
   try {
     await insertInvoice(platform.db, {

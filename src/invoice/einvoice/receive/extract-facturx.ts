@@ -1,0 +1,59 @@
+// The CII XML embedded in a received Factur-X / ZUGFeRD PDF, found among the PDF's embedded files
+// with @cantoo/pdf-lib and inflated with a cap, so a compressed-stream bomb stops at the cap.
+import { inflateSync } from 'node:zlib'
+import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, PDFString } from '@cantoo/pdf-lib'
+import { badRequest, payloadTooLarge } from '../../../platform/http/errors.ts'
+
+/** An e-invoice XML of 1,000 generous lines stays well below this. */
+export const MAX_XML_BYTES = 8 * 1024 * 1024
+
+/** The names the Factur-X, ZUGFeRD and XRechnung-in-PDF conventions give the invoice XML. */
+const INVOICE_NAMES = ['factur-x.xml', 'zugferd-invoice.xml', 'xrechnung.xml', 'order-x.xml']
+
+const nameOf = (spec: PDFDict): string => {
+  const n = spec.lookup(PDFName.of('UF')) ?? spec.lookup(PDFName.of('F'))
+  return n instanceof PDFString || n instanceof PDFHexString ? n.decodeText() : ''
+}
+
+export async function extractInvoiceXml(pdfBytes: Buffer): Promise<string> {
+  if (!pdfBytes.subarray(0, 1024).includes('%PDF-')) throw badRequest('Body is not a PDF: it does not start with %PDF-')
+  let pdf: PDFDocument
+  try {
+    pdf = await PDFDocument.load(pdfBytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: true })
+  } catch {
+    throw badRequest('Body is not a readable PDF')
+  }
+  // pdf-lib reads leniently: a file of which it could make no catalog is no PDF.
+  if (pdf.context.enumerateIndirectObjects().length === 0) throw badRequest('Body is not a readable PDF')
+  const files: { name: string; stream: PDFRawStream }[] = []
+  for (const [, obj] of pdf.context.enumerateIndirectObjects()) {
+    if (!(obj instanceof PDFDict) || obj.lookup(PDFName.of('Type')) !== PDFName.of('Filespec')) continue
+    const ef = obj.lookup(PDFName.of('EF'))
+    if (!(ef instanceof PDFDict)) continue
+    const stream = ef.lookup(PDFName.of('UF')) ?? ef.lookup(PDFName.of('F'))
+    if (stream instanceof PDFRawStream) files.push({ name: nameOf(obj), stream })
+  }
+  const known = files.filter((f) => INVOICE_NAMES.includes(f.name.toLowerCase()))
+  const xml = files.filter((f) => f.name.toLowerCase().endsWith('.xml'))
+  if (files.length === 0) throw badRequest('The PDF has no embedded files: a Factur-X / ZUGFeRD PDF carries its invoice as factur-x.xml')
+  if (known.length > 1 || (known.length === 0 && xml.length > 1)) {
+    throw badRequest(`The PDF embeds several invoice XML files (${(known.length ? known : xml).map((f) => f.name).join(', ')}): send the one to read as XML`)
+  }
+  const chosen = known[0] ?? xml[0]
+  if (!chosen) throw badRequest(`The PDF embeds no invoice XML (files: ${files.map((f) => f.name).join(', ')})`)
+  return decode(chosen.stream).toString('utf8')
+}
+
+function decode(stream: PDFRawStream): Buffer {
+  const raw = Buffer.from(stream.getContents())
+  const filter = stream.dict.lookup(PDFName.of('Filter'))
+  const filters = filter instanceof PDFArray ? filter.asArray() : filter ? [filter] : []
+  if (filters.length === 0) return raw
+  if (filters.length > 1 || filters[0] !== PDFName.of('FlateDecode')) throw badRequest('The embedded invoice XML uses a compression this service does not read (only FlateDecode)')
+  try {
+    return inflateSync(raw, { maxOutputLength: MAX_XML_BYTES })
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw payloadTooLarge(`The embedded invoice XML inflates to more than ${MAX_XML_BYTES} bytes`)
+    throw badRequest('The embedded invoice XML stream is corrupt')
+  }
+}

@@ -1,0 +1,67 @@
+// POST /api/v1/einvoice/read (docs/einvoice.md, "Receiving e-invoices"): a received e-invoice as
+// the raw body (UBL or CII XML, or a Factur-X / ZUGFeRD PDF) answered as this service's invoice
+// request plus the findings of the checks. Its body is read here, not by the JSON parser.
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { z } from 'zod'
+import { HttpError, tooMany, unsupportedMediaType } from '../platform/http/errors.ts'
+import { input, validate } from '../platform/http/validate.ts'
+import { readRawBody } from '../platform/http/raw-body.ts'
+import { clock, monthKey } from '../platform/clock.ts'
+import { INVOICE_LIMITS } from '../platform/plans.ts'
+import type { Platform } from '../platform/platform.ts'
+import { readEInvoice } from './einvoice/receive/read-einvoice.ts'
+import { QUOTA_MESSAGE, renderNow } from './invoice-routes.ts'
+import { admitRender } from './await-invoice.ts'
+import { invoiceBodySchema, type InvoiceRequest } from './invoice-schema.ts'
+import { LOCALES } from './model/einvoice-schema.ts'
+import { sendPdf } from './pdf-response.ts'
+import { reserve } from './store/quota-store.ts'
+
+export const READ_PATH = '/api/v1/einvoice/read'
+/** A Factur-X PDF with fonts and a logo is well under this; the XML alone far under. */
+export const MAX_RECEIVED_BYTES = 10 * 1024 * 1024
+
+/** ?output=json (default) or pdf, and the PDF's locale (else the document's, else English). */
+const readQuerySchema = z.object({ query: z.object({ output: z.enum(['json', 'pdf']).optional(), locale: z.enum(LOCALES).optional() }) })
+
+function bodyKind(ctx: Context): 'xml' | 'pdf' {
+  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase()
+  if (encoding !== 'identity') throw unsupportedMediaType('Unsupported content encoding: send the document uncompressed')
+  if (ctx.is('application/pdf')) return 'pdf'
+  if (ctx.is('application/xml', 'text/xml')) return 'xml'
+  throw unsupportedMediaType('Content-Type must be application/xml or text/xml (UBL or CII) or application/pdf (Factur-X / ZUGFeRD)')
+}
+
+export function receiveRouter(platform: Platform): Router {
+  const router = new Router()
+  router.post(READ_PATH, requireApiKey(platform, 'invoice'), validate(readQuerySchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const kind = bodyKind(ctx)
+    const body = await readRawBody(ctx, MAX_RECEIVED_BYTES, `Request body too large (at most ${MAX_RECEIVED_BYTES} bytes)`)
+    const { query } = input(ctx, readQuerySchema)
+    const result = await readEInvoice(body, kind)
+    // A readable PDF is rendered from the request as read, so it must be one /invoice would take.
+    let pdfRequest: InvoiceRequest | undefined
+    if (query.output === 'pdf') {
+      const parsed = invoiceBodySchema.safeParse({ ...result.invoice, format: 'pdf', locale: query.locale ?? result.invoice.locale })
+      if (!parsed.success) throw new HttpError(422, 'The e-invoice cannot be rendered as it was read: see findings', {}, { findings: result.findings })
+      pdfRequest = parsed.data
+      await admitRender(platform)
+    }
+    // Counted like a rendered invoice once the document was read; a refused one is not.
+    const now = clock.now()
+    const period = monthKey(now)
+    if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit))) {
+      throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
+    }
+    if (pdfRequest) {
+      const pdf = await renderNow(platform, 'single', account._id, period, pdfRequest)
+      return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
+    }
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = result
+  })
+  return router
+}
