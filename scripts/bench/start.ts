@@ -7,7 +7,7 @@
 import { benchDir, benchPort } from './lib/bench-env.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { execSync } from 'node:child_process'
@@ -119,10 +119,20 @@ async function fill(dataDir: string): Promise<string> {
       if (r.status >= 300) throw new Error(`capture ${i}: ${r.status} ${await r.text()}`)
       await r.arrayBuffer()
     }
-    const written = () => s.output().split('snapshot written').length
-    const before = written()
-    // Two more snapshots: the second began after the last capture was stored.
-    while (written() < before + 2) await sleep(500)
+    // Two more snapshots in place (the manifest's time changes): the second began after the last
+    // capture was stored. Read from the folder: a quick snapshot is logged at debug level only.
+    const manifestAt = () => {
+      try {
+        return (JSON.parse(readFileSync(join(dataDir, 'snapshot', 'manifest.json'), 'utf8')) as { created_at: string }).created_at
+      } catch {
+        return ''
+      }
+    }
+    for (let seen = 0, last = manifestAt(); seen < 2; ) {
+      await sleep(500)
+      const now = manifestAt()
+      if (now !== last) (seen++, (last = now))
+    }
   } finally {
     await stop(s)
   }
