@@ -5,7 +5,8 @@ import { clock } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { paymentReconcileJob } from '../jobs/payment-reconcile.ts'
-import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup, waitFor } from './helpers/billing.ts'
+import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup } from './helpers/billing.ts'
+import { until } from './helpers/wait.ts'
 import { call, get } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 
@@ -157,15 +158,15 @@ describe('billing: checkout and webhook (invoice)', function () {
       assert.deepEqual(first.json, { received: true })
       const again = await Promise.all(Array.from({ length: 5 }, () => sendWebhook(sys, 'invoice', payload, signed(payload, sys.stripe!.webhookSecret))))
       for (const r of again) assert.deepEqual(r.json, { received: true, duplicate: true })
-      await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === 'pro')
-      await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
+      await until('the upgrade', async () => (await planOf(sys, account._id)) === 'pro')
+      await until('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
       assert.equal(await sys.platform.db.collection('stripe_events').countDocuments({ event_id: event.id }), 1)
       // The job id an accepted event gets (the tests above check that refused events have none).
       assert.equal(await sys.platform.queues.queue(QueueName.PaymentReconcile).getJobState(`evt-invoice-${event.id}`), 'completed')
       // A replay of the reconcile itself is a no-op too.
       const r = await runJob({ kind: 'checkout', session_id: event.data.object.id })
       assert.equal(r.outcome, 'already_applied')
-      await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
+      await until('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
     })
 
     it('events for other services or of other types are acknowledged and ignored', async () => {
@@ -206,7 +207,7 @@ describe('billing: checkout and webhook (invoice)', function () {
       assert.equal(await planOf(sys, account._id), 'pro')
       assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.monthly_limit, 1_000)
       assert.equal((await runJob({ kind: 'sweep' })).upgraded, undefined, 'a completed session is not swept again')
-      await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
+      await until('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
     })
 
     it('an unpaid session is left open by the sweep; an expired one is closed', async () => {
@@ -233,7 +234,7 @@ describe('billing: checkout and webhook (invoice)', function () {
       const cb = await checkout(sys, 'invoice', b.key, 'starter')
       assert.equal(cb.status, 200)
       await pay(ca.json.checkout_url)
-      await waitFor("A's upgrade", async () => (await planOf(sys, a.account._id)) === 'business')
+      await until("A's upgrade", async () => (await planOf(sys, a.account._id)) === 'business')
       assert.equal(await planOf(sys, b.account._id), 'free')
 
       // A session made outside our checkout, whose metadata names B, is paid and announced.

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
 import { INVOICE_LIMITS, PRICES_USD, type PaidPlan } from '../src/platform/plans.ts'
-import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup, waitFor } from './helpers/billing.ts'
+import { BILLED_SERVICES, checkout, countPlanChanges, planOf, signup } from './helpers/billing.ts'
+import { until } from './helpers/wait.ts'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { QueueName } from './helpers/queue-names.ts'
@@ -57,8 +58,8 @@ describe('billing: plan upgrade end to end', function () {
           await page.close()
         }
 
-        await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === plan)
-        await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
+        await until('the upgrade', async () => (await planOf(sys, account._id)) === plan)
+        await until('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 1)
         if (service === 'invoice') {
           const usage = await get(`${sys.url.invoice}/usage`, { key })
           assert.equal(usage.status, 200, 'the same key still works')
@@ -77,13 +78,13 @@ describe('billing: plan upgrade end to end', function () {
         const res = await checkout(sys, service, key, 'starter')
         assert.equal(res.status, 200, res.text)
         assert.equal((await fetch(res.json.checkout_url, { method: 'POST', redirect: 'manual' })).status, 303)
-        await waitFor('the upgrade', async () => (await planOf(sys, account._id)) === 'starter')
+        await until('the upgrade', async () => (await planOf(sys, account._id)) === 'starter')
         const subId = (await sys.platform.db.collection('accounts').findOne({ _id: account._id as any }))!.stripe_subscription_id
         assert.match(subId, /^sub_/)
 
         await sys.platform.stripe!.subscriptions.cancel(subId)
-        await waitFor('the downgrade', async () => (await planOf(sys, account._id)) === 'free')
-        await waitFor('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 2)
+        await until('the downgrade', async () => (await planOf(sys, account._id)) === 'free')
+        await until('the plan change record', async () => (await countPlanChanges(sys, account._id)) === 2)
         if (service === 'invoice') {
           const usage = await get(`${sys.url.invoice}/usage`, { key })
           assert.equal(usage.json.plan, 'free')
@@ -95,22 +96,22 @@ describe('billing: plan upgrade end to end', function () {
         const { key, account } = await signup(sys, service)
         const first = await checkout(sys, service, key, 'starter')
         await fetch(first.json.checkout_url, { method: 'POST', redirect: 'manual' })
-        await waitFor('starter', async () => (await planOf(sys, account._id)) === 'starter')
+        await until('starter', async () => (await planOf(sys, account._id)) === 'starter')
         const second = await checkout(sys, service, key, 'business')
         assert.equal(second.status, 200, second.text)
         await fetch(second.json.checkout_url, { method: 'POST', redirect: 'manual' })
-        await waitFor('business', async () => (await planOf(sys, account._id)) === 'business')
+        await until('business', async () => (await planOf(sys, account._id)) === 'business')
         // The superseded subscription was cancelled in Stripe and its deletion event was handled.
         const statuses = () => [...sys.stripe!.subscriptions.values()].filter((s) => s.metadata.account_id === account._id).map((s) => s.status).sort()
-        await waitFor('the old subscription to be cancelled', async () => statuses().join() === 'active,canceled')
-        await waitFor('the deletion event to be delivered', async () =>
+        await until('the old subscription to be cancelled', async () => statuses().join() === 'active,canceled')
+        await until('the deletion event to be delivered', async () =>
           sys.stripe!.deliveries.some((d) => d.type === 'customer.subscription.deleted' && d.url.startsWith(sys.root[service]!) && d.status === 200),
         )
         await sys.stripe!.settled()
         // The delivered event became a payment-reconcile job before Stripe got its 200: once none
         // waits or runs, it has been handled. (Delayed jobs are the minute sweep's next run.)
         const queue = sys.platform.queues.queue(QueueName.PaymentReconcile)
-        await waitFor('payment-reconcile to be idle', async () => {
+        await until('payment-reconcile to be idle', async () => {
           const c = await queue.getJobCounts('waiting', 'active', 'prioritized')
           return c.waiting + c.active + c.prioritized === 0
         })

@@ -8,19 +8,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'
+import { until } from './helpers/wait.ts'
 
 const schema = JSON.parse(readFileSync(new URL('../docs/schemas/flag-set.v1.json', import.meta.url), 'utf8'))
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile<any>(schema)
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('flags: flag set for in-process SDKs', () => {
   let sys: TestSystem

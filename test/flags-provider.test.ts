@@ -14,17 +14,8 @@ import { QueueworksProvider } from '@queueworks/openfeature-provider'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'
+import { until } from './helpers/wait.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts'
-
-async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 describe('flags: in-process OpenFeature provider', () => {
   let sys: TestSystem

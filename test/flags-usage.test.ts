@@ -8,16 +8,7 @@ import { QueueworksProvider } from '@queueworks/openfeature-provider'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+import { until } from './helpers/wait.ts'
 
 describe('flags: per-flag usage', function () {
   this.timeout(60_000)

@@ -13,9 +13,7 @@ import { XMLParser } from 'fast-xml-parser'
 import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
 import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../src/invoice/invoice-schema.ts'
-import { HttpError } from '../src/platform/http/errors.ts'
-import { parseOrThrow } from '../src/platform/http/validate.ts'
-import { CII_XSD, fullRequest, pdfAttachments, pdfXmp, UBL_INVOICE_XSD, xsdValidate } from './helpers/einvoice.ts'
+import { CII_XSD, fullRequest, pdfAttachments, pdfXmp, UBL_INVOICE_XSD, xsdValidate, refusalOf } from './helpers/einvoice.ts'
 import { pdfText } from './helpers/pdf.ts'
 
 const TODAY = '2026-11-02'
@@ -109,16 +107,6 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
     return facturx ? { xml: pdfAttachments(out).get('factur-x.xml')!, xmp: pdfXmp(out) } : { xml: out }
   }
 
-  function refusal(body: Record<string, unknown>): string | null {
-    try {
-      parseOrThrow(invoiceBodySchema, body)
-      return null
-    } catch (err) {
-      assert.ok(err instanceof HttpError && err.status === 400, `not a 400: ${err}`)
-      return err.message
-    }
-  }
-
   it('property: any Unicode text in any field is a 400 naming a field it was put in, or XML and XMP valid against their schemas', async function () {
     this.timeout(120_000)
     const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
@@ -134,7 +122,7 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
       fc.asyncProperty(arb, async ({ format, fields }) => {
         const body = fullRequest({ format })
         for (const [p, , v] of fields) setPath(body, p, v)
-        const message = refusal(body)
+        const message = refusalOf(body)
         // (A schema field trims whitespace, form feed and vertical tab included, before it is checked.)
         const unwritable = fields.filter(([, bt, v]) => bt && !xmlCarries(v.trim()))
         if (message === null) {
@@ -209,7 +197,7 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
     for (const format of ['ubl', 'xrechnung', 'facturx'] as const) {
       for (const [what, value, found] of cases) {
         it(`${format}: ${what} in from.name is a 400 naming from.name (BT-27) and the character`, () => {
-          const message = refusal(fullRequest({ format, from: { ...fullRequest().from, name: value } }))
+          const message = refusalOf(fullRequest({ format, from: { ...fullRequest().from, name: value } }))
           assert.ok(message?.includes(`from.name (BT-27) holds ${found}, which an e-invoice cannot carry (XML 1.0) for format ${format}`), String(message))
         })
       }
@@ -220,7 +208,7 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
       body.items[1].description = 'Book\u0000'
       body.to.city = '\uDFFF'
       delete body.from.phone
-      const message = refusal(body)!
+      const message = refusalOf(body)!
       for (const named of ['notes (BT-22) holds U+0002', 'buyer_reference (BT-10) holds U+FFFF', 'payment.terms (BT-20) holds U+0003', 'items[1].description (BT-153) holds U+0000', 'to.city (BT-52) holds U+DFFF', 'from.phone (BT-42) is required']) {
         assert.ok(message.includes(named), `${named} not in: ${message}`)
       }
@@ -230,7 +218,7 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
       const notes = 'Zeile 1\r\nZeile 2\rZeile 3\n\teingerückt 😀 شكرا <b>&amp;</b>'
       for (const format of ['ubl', 'xrechnung'] as const) {
         const body = fullRequest({ format, notes })
-        assert.equal(refusal(body), null)
+        assert.equal(refusalOf(body), null)
         const { xml } = await write(invoiceBodySchema.parse(body))
         xsdValidate(xml, XSD[format])
         assert.ok(!xml.includes('\r'), 'no CR in the XML')
@@ -241,18 +229,18 @@ describe('e-invoice text: what XML 1.0 cannot carry is refused, everything else 
 
     it('an unknown currency with a discount is a 400 naming currency, not an error (found by the property)', () => {
       for (const body of [fullRequest({ format: 'ubl', currency: ' ' }), { items: [{ description: 'x', quantity: 1, unit_price: 10 }], currency: 'eur', discount: 1 }]) {
-        assert.equal(refusal(body), 'currency must be an ISO 4217 currency code such as EUR')
+        assert.equal(refusalOf(body), 'currency must be an ISO 4217 currency code such as EUR')
       }
     })
 
     it('the plain pdf format takes the same text: it draws text and writes no XML', async () => {
       const hostile = 'Muster\u0001 \uD800\uFFFF GmbH'
       const body = { items: [{ description: `Beratung ${hostile}`, quantity: 1, unit_price: 100 }], from: { name: hostile }, notes: hostile, invoice_number: 'RE-7' }
-      assert.equal(refusal(body), null)
+      assert.equal(refusalOf(body), null)
       const pdf = await renderInvoicePdf(invoiceBodySchema.parse(body), { today: TODAY })
       assert.match(pdfText(pdf), /Beratung/)
       // The same request as an e-invoice is refused.
-      assert.match(refusal(fullRequest({ format: 'ubl', notes: hostile }))!, /notes \(BT-22\) holds U\+0001/)
+      assert.match(refusalOf(fullRequest({ format: 'ubl', notes: hostile }))!, /notes \(BT-22\) holds U\+0001/)
     })
   })
 })

@@ -9,9 +9,7 @@ import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
 import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { formatProblems } from '../src/invoice/model/einvoice-requirements.ts'
-import { HttpError } from '../src/platform/http/errors.ts'
-import { parseOrThrow } from '../src/platform/http/validate.ts'
-import { CII_XSD, fullRequest, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
+import { CII_XSD, fullRequest, ublXsdOf, xsdValidate, refusalOf } from './helpers/einvoice.ts'
 import { pdfText } from './helpers/pdf.ts'
 
 const TODAY = '2026-11-02'
@@ -34,16 +32,6 @@ const withMentions = (extra: Record<string, unknown>) => {
   Object.assign(b.from, { register: { number: 'HRB 187654 B', court: 'Amtsgericht Charlottenburg' }, siren: '732 829 320', siret: '73282932000074' })
   Object.assign(b.payment, { late_penalty_rate: 10.15, recovery_indemnity: 40 })
   return b
-}
-
-function refusal(body: unknown): string | null {
-  try {
-    parseOrThrow(invoiceBodySchema, body)
-    return null
-  } catch (err) {
-    assert.ok(err instanceof HttpError && err.status === 400, `not a 400: ${err}`)
-    return err.message
-  }
 }
 
 describe('legal wording by language', () => {
@@ -129,13 +117,13 @@ describe('legal wording by language', () => {
     it('a SIREN or SIRET with a wrong check digit, or a register without its court, is a 400 naming the field', () => {
       const b = fullRequest({})
       b.from.siren = '732 829 321'
-      assert.equal(refusal(b), 'from.siren must be a SIREN: 9 digits with a valid check digit')
+      assert.equal(refusalOf(b), 'from.siren must be a SIREN: 9 digits with a valid check digit')
       delete b.from.siren
       b.from.siret = '73282932000075'
-      assert.equal(refusal(b), 'from.siret must be a SIRET: 14 digits with a valid check digit')
+      assert.equal(refusalOf(b), 'from.siret must be a SIRET: 14 digits with a valid check digit')
       delete b.from.siret
       b.from.register = { number: 'HRB 187654 B' }
-      assert.equal(refusal(b), 'from.register.court is required')
+      assert.equal(refusalOf(b), 'from.register.court is required')
     })
   })
 })

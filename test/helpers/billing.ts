@@ -36,16 +36,6 @@ export async function checkout(sys: TestSystem, service: Service, key: string, p
   return call('POST', `${sys.root[service]}/api/v1/checkout`, { json: { plan }, key })
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 export async function countPlanChanges(sys: TestSystem, accountId: string): Promise<number> {
   return planChanges(sys.platform.db).countDocuments({ account_id: accountId })
 }

@@ -6,6 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import assert from 'node:assert/strict'
+import { invoiceBodySchema } from '../../src/invoice/invoice-schema.ts'
+import { HttpError } from '../../src/platform/http/errors.ts'
+import { parseOrThrow } from '../../src/platform/http/validate.ts'
 
 // The schemas are not in the repository (their licences ask for unmodified redistribution with
 // notices, and they are data, not code): EINVOICE_XSD_DIR, or shared/einvoice-xsd beside the
@@ -124,3 +128,14 @@ export function fullRequest(extra: Record<string, unknown> = {}): Record<string,
 process.once('exit', () => {
   if (skippedValidations > 0) console.warn(`  ! ${skippedValidations} XSD validation(s) skipped. ${XSD_MISSING}`)
 })
+
+/** The 400 message the invoice schema gives a request body, or null when it is accepted. */
+export function refusalOf(body: unknown): string | null {
+  try {
+    parseOrThrow(invoiceBodySchema, body)
+    return null
+  } catch (err) {
+    assert.ok(err instanceof HttpError && err.status === 400, `not a 400: ${err}`)
+    return err.message
+  }
+}
