@@ -6,12 +6,11 @@
 // id of the change stream's events), so If-None-Match → 304 while nothing moved.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { bearerToken } from '../../platform/http/auth.ts'
 import { forbidden, HttpError } from '../../platform/http/errors.ts'
 import { FLAG_SET_FORMAT_VERSION, type FlagSetV1 } from '../engine/flag-set.ts'
 import type { FlagCache, ProjectSnapshot } from './flag-cache.ts'
-import { matchesEtag } from './ofrep-routes.ts'
-import { SDK_UNAUTHORIZED, type Admit } from './sdk-auth.ts'
+import { answerTagged } from './tagged-answer.ts'
+import { SDK_UNAUTHORIZED, sdkKeyOf, type Admit } from './sdk-auth.ts'
 
 export const FLAG_SET_PATH = '/api/v1/flag-set'
 
@@ -42,7 +41,7 @@ export function flagSetRouter(cache: FlagCache, admit: Admit): Router {
 
   router.get(FLAG_SET_PATH, async (ctx: Context) => {
     const challenge = { 'WWW-Authenticate': 'Bearer' }
-    const entry = await admit(bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined), challenge)
+    const entry = await admit(sdkKeyOf(ctx), challenge)
     if (!entry.server) throw forbidden(CLIENT_KEY_REFUSED)
     let snap = await cache.snapshot(entry.projectId)
     // After a change-stream event the provider names the tag it was told of: a replica that has
@@ -51,15 +50,7 @@ export function flagSetRouter(cache: FlagCache, admit: Admit): Router {
     if (snap && typeof told === 'string' && told !== '' && told !== snap.tag) snap = await cache.reload(entry.projectId)
     // The key's environment went away between the key check and the read.
     if (!snap) throw new HttpError(401, SDK_UNAUTHORIZED, challenge)
-    const etag = `"${snap.tag}"`
-    ctx.set('ETag', etag)
-    ctx.set('Cache-Control', 'private, no-cache')
-    if (matchesEtag(ctx.get('if-none-match'), etag)) {
-      ctx.status = 304
-      return
-    }
-    ctx.type = 'application/json'
-    ctx.body = bodyOf(snap)
+    answerTagged(ctx, `"${snap.tag}"`, 'private, no-cache', () => bodyOf(snap))
   })
 
   return router

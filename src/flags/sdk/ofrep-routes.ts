@@ -5,7 +5,6 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { createHash } from 'node:crypto'
-import { bearerToken } from '../../platform/http/auth.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
 import { corsByProject } from './evaluation-cors.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
@@ -14,27 +13,14 @@ import { readJson } from './ofrep-body.ts'
 import { contextOf, ofrepResult, type OfrepFailure } from './ofrep-schema.ts'
 import { countServed } from './usage-counter.ts'
 import { normalizeContext } from '../engine/rules.ts'
-import type { Admit } from './sdk-auth.ts'
+import { sdkKeyOf, type Admit } from './sdk-auth.ts'
+import { answerTagged } from './tagged-answer.ts'
 import { eventStreamsFor } from './stream-advert.ts'
 import type { Config } from '../../platform/config.ts'
 
 function fail(ctx: Context, status: number, body: OfrepFailure): void {
   ctx.status = status
   ctx.body = body
-}
-
-function credentials(ctx: Context): string | undefined {
-  return bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined)
-}
-
-/** RFC 9110 If-None-Match: a list of (possibly weak) entity tags, or "*". */
-export function matchesEtag(header: string, etag: string): boolean {
-  if (!header) return false
-  const bare = etag.replace(/^W\//, '')
-  return header.split(',').some((t) => {
-    const tag = t.trim()
-    return tag === '*' || tag.replace(/^W\//, '') === bare
-  })
 }
 
 export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config, 'FLAGS_PUBLIC_URL'>): Router {
@@ -45,7 +31,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config,
   // A re-fetch an event stream triggered names the flag set's tag it was told of
   // (`flagConfigEtag`): a replica that has not heard of that change yet reads the flags again.
   const projectOf = async (ctx: Context) => {
-    const sdk = await admit(credentials(ctx), { 'WWW-Authenticate': 'Bearer' })
+    const sdk = await admit(sdkKeyOf(ctx), { 'WWW-Authenticate': 'Bearer' })
     let snap = (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT
     const told = ctx.query.flagConfigEtag
     if (typeof told === 'string' && told !== '' && told !== snap.tag && snap !== EMPTY_SNAPSHOT) snap = (await cache.reload(sdk.projectId)) ?? EMPTY_SNAPSHOT
@@ -85,17 +71,10 @@ export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config,
       return ofrepResult(f.key, r, f.definition.type !== undefined)
     })
     for (const r of results) metrics.evaluation(r.reason)
-    const json = JSON.stringify({ flags: results, eventStreams: eventStreamsFor(credentials(ctx)!, config) })
+    const json = JSON.stringify({ flags: results, eventStreams: eventStreamsFor(sdkKeyOf(ctx)!, config) })
     // The tag is the hash of exactly what would be sent: it changes when flags or context do.
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
-    ctx.set('ETag', etag)
-    ctx.set('Cache-Control', 'no-cache')
-    if (matchesEtag(ctx.get('if-none-match'), etag)) {
-      ctx.status = 304
-      return
-    }
-    ctx.type = 'application/json'
-    ctx.body = json
+    answerTagged(ctx, etag, 'no-cache', json)
   })
 
   router.get('/configuration', async (ctx) => {
@@ -103,7 +82,7 @@ export function ofrepRouter(cache: FlagCache, admit: Admit, config: Pick<Config,
     ctx.body = {
       name: 'queueworks-flags',
       capabilities: {
-        cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 }, eventStreams: eventStreamsFor(credentials(ctx)!, config) },
+        cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1_000 }, eventStreams: eventStreamsFor(sdkKeyOf(ctx)!, config) },
         flagEvaluation: { supportedTypes: ['boolean', 'string', 'number', 'object'] },
       },
     }

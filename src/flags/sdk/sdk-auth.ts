@@ -4,7 +4,9 @@
 // The counter is leased (createLeasedLimiter): a replica takes blocks of max(1, limit/20) points
 // from Redis and spends them in memory, so most requests make no Redis call at all (one round trip
 // per request was the largest cost of an evaluation). The counters use their own connection.
+import type { Context } from 'koa'
 import { FLAGS_LIMITS, PLANS, type Plan } from '../../platform/plans.ts'
+import { bearerToken } from '../../platform/http/auth.ts'
 import { HttpError } from '../../platform/http/errors.ts'
 import { createLeasedLimiter, type LeasedLimiter } from '../../platform/http/rate-limit.ts'
 import type { Platform } from '../../platform/platform.ts'
@@ -12,6 +14,11 @@ import { createRedis } from '../../platform/redis.ts'
 import type { FlagCache, SdkKeyEntry } from './flag-cache.ts'
 
 export const SDK_UNAUTHORIZED = 'Unauthorized: invalid or missing SDK key'
+
+/** The SDK key of a request as OpenFeature clients send it: `Authorization: Bearer`, or `X-API-Key`. */
+export function sdkKeyOf(ctx: Context): string | undefined {
+  return bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined)
+}
 
 export type Admit = (sdkKey: unknown, headers?: Record<string, string>) => Promise<SdkKeyEntry>
 

@@ -7,14 +7,13 @@
 // a refusal is a plain JSON answer, never an event stream.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { bearerToken } from '../../platform/http/auth.ts'
 import { badRequest, HttpError } from '../../platform/http/errors.ts'
 import { openSse } from '../../platform/http/sse.ts'
 import type { ChangeHub } from './change-hub.ts'
 import { EMPTY_SNAPSHOT } from './evaluate-routes.ts'
 import { corsByProject } from './evaluation-cors.ts'
 import type { FlagCache } from './flag-cache.ts'
-import { SDK_UNAUTHORIZED, type Admit } from './sdk-auth.ts'
+import { SDK_UNAUTHORIZED, sdkKeyOf, type Admit } from './sdk-auth.ts'
 import type { StreamSlots } from './stream-slots.ts'
 import { FLAG_STREAM_OPENAPI } from './stream-openapi.ts'
 import { describedAs } from '../../platform/ops/openapi.ts'
@@ -30,7 +29,7 @@ export interface StreamRouteOptions {
 
 /** Header first (servers, SDKs); the query string for browsers' EventSource, which cannot set headers. */
 function streamKey(ctx: Context): string | undefined {
-  const header = bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined)
+  const header = sdkKeyOf(ctx)
   if (header !== undefined) return header
   const q = ctx.query.sdk_key
   return typeof q === 'string' && q !== '' ? q : undefined

@@ -5,17 +5,17 @@
 // variants per flag, counts up to MAX_USAGE_COUNT each, a body of at most USAGE_BODY_LIMIT bytes.
 // Flags the key's environment does not have, and variants a flag cannot serve, are not stored
 // (they would let a client grow the data at will) and are named in the answer.
+import type { Db } from 'mongodb'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { z } from 'zod'
-import { bearerToken } from '../../platform/http/auth.ts'
 import { forbidden, payloadTooLarge } from '../../platform/http/errors.ts'
 import { parseOrThrow } from '../../platform/http/validate.ts'
 import type { CompiledFlag } from '../engine/rules.ts'
 import { VARIANT_NAME_RE } from '../engine/variants.ts'
 import { addUsage, type UsageRow } from '../store/usage-store.ts'
 import type { FlagCache } from './flag-cache.ts'
-import type { Admit } from './sdk-auth.ts'
+import { sdkKeyOf, type Admit } from './sdk-auth.ts'
 import { countInMetric } from './usage-counter.ts'
 
 export const USAGE_PATH = '/api/v1/flag-usage'
@@ -50,11 +50,11 @@ function variantsOf(f: CompiledFlag): Set<string> {
   return s
 }
 
-export function usageRouter(cache: FlagCache, admit: Admit, db: import('mongodb').Db): Router {
+export function usageRouter(cache: FlagCache, admit: Admit, db: Db): Router {
   const router = new Router()
 
   router.post(USAGE_PATH, async (ctx: Context) => {
-    const entry = await admit(bearerToken(ctx) ?? (ctx.get('x-api-key') || undefined), { 'WWW-Authenticate': 'Bearer' })
+    const entry = await admit(sdkKeyOf(ctx), { 'WWW-Authenticate': 'Bearer' })
     if (!entry.server) throw forbidden(SERVER_KEY_NEEDED)
     if ((ctx.request.length ?? 0) > USAGE_BODY_LIMIT) throw payloadTooLarge(`A usage batch must be at most ${USAGE_BODY_LIMIT} bytes`)
     const body = parseOrThrow(usageBody, (ctx.request as { body?: unknown }).body ?? {})
