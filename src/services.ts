@@ -1,10 +1,9 @@
-// Every service the platform runs (their apps, ports and the queues their requests wait on).
+// Every service the platform runs (their apps, ports and the queues their requests wait on). What
+// they keep in MongoDB is listed in collections.ts.
 import type { ServiceDef } from './platform/service.ts'
 import { invoiceService } from './invoice/service.ts'
 import { flagsService } from './flags/service.ts'
 import { webhooksService } from './webhooks/service.ts'
-
-export { ALL_COLLECTIONS, ALL_INDEXES } from './collections.ts'
 
 export const SERVICES: ServiceDef[] = [invoiceService, flagsService, webhooksService]
 

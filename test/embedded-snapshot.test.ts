@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId, type Db } from 'mongodb'
-import { ALL_COLLECTIONS } from '../src/services.ts'
+import { ALL_COLLECTIONS } from '../src/collections.ts'
 import { DamagedSnapshotError, MANIFEST, readSnapshot, restoreSnapshot, writeSnapshot } from '../src/platform/embedded/snapshot.ts'
 
 describe('embedded store: snapshots', function () {
@@ -129,6 +129,6 @@ describe('embedded store: snapshots', function () {
     for (const d of ['src', 'jobs', 'workers']) walk(d)
     assert.ok(named.size > 15, `found ${named.size} collection names`)
     const unsaved = [...named].filter((n) => !saved.has(n))
-    assert.deepEqual(unsaved, [], 'collections no snapshot would save: add them to ALL_COLLECTIONS (src/services.ts)')
+    assert.deepEqual(unsaved, [], 'collections no snapshot would save: add them to ALL_COLLECTIONS (src/collections.ts)')
   })
 })

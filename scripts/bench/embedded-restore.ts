@@ -15,7 +15,7 @@ import { execSync } from 'node:child_process'
 import { readSnapshot, restoreSnapshot, writeSnapshot, collectionsToSave } from '../../src/platform/embedded/snapshot.ts'
 import { ensureIndexes } from '../../src/platform/mongo.ts'
 import { loadLayouts, partitioned } from '../../src/platform/partitioned.ts'
-import { ALL_COLLECTIONS, ALL_INDEXES } from '../../src/services.ts'
+import { ALL_COLLECTIONS, ALL_INDEXES } from '../../src/collections.ts'
 import { runBench } from './lib/run.ts'
 import { writeBenchSection } from './lib/report.ts'
 

@@ -28,7 +28,7 @@ type ServerName = (typeof SERVERS)[number]
 async function serve(name: ServerName): Promise<{ url: string; requests: EvaluateRequest[] }> {
   if (name === 'evaluate') {
     const { listen } = await import('../../src/serve.ts')
-    const { ALL_INDEXES } = await import('../../src/services.ts')
+    const { ALL_INDEXES } = await import('../../src/collections.ts')
     const { flagsService } = await import('../../src/flags/service.ts')
     const { loadConfig } = await import('../../src/platform/config.ts')
     const { createPlatform } = await import('../../src/platform/platform.ts')

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { ALL_INDEXES } from '../../src/services.ts'
+import { ALL_INDEXES } from '../../src/collections.ts'
 import { fmt } from './lib/http-load.ts'
 import { writeBenchSection } from './lib/report.ts'
 
