@@ -5,6 +5,7 @@
 // run, with the journal replayed over it past each collection's cut, is exactly the live store
 // (no $inc applied twice, nothing missing), also when the snapshot takes clean collections over.
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -98,6 +99,21 @@ describe('embedded store: the write journal', function () {
     assert.equal(r.applied, expected)
     assert.equal(r.differed, 0)
     assert.deepEqual(await dump(into, ['a', 'b']), live)
+  })
+
+  it('a connection that breaks the wire protocol is closed; the proxy and its other clients go on', async () => {
+    const { proxy, client } = await journaled()
+    const db = client.db(`journal_garbage_${id()}`)
+    await db.collection('t').insertOne({ _id: 1 as never })
+    const url = new URL(proxy.url)
+    const sock = connect({ host: url.hostname, port: Number(url.port) })
+    await new Promise<void>((r, j) => sock.once('connect', r).once('error', j))
+    const closed = new Promise<void>((r) => sock.once('close', () => r()))
+    // A message whose length field says 0: smaller than any header.
+    sock.write(Buffer.alloc(16))
+    await closed
+    await db.collection('t').insertOne({ _id: 2 as never })
+    assert.deepEqual((await db.collection('t').find({}).toArray()).map((d) => d._id), [1, 2])
   })
 
   it('a record torn by a crash mid-append is left out; the whole ones before it replay', async () => {

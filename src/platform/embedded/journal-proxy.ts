@@ -150,14 +150,25 @@ export async function startJournalProxy(opts: { engineUrl: string; journal: Jour
     conns.add(c)
     const fromClient = new MessageFramer()
     const fromEngine = new MessageFramer()
+    // Bytes that are not the wire protocol end that connection, never the process (the proxy is
+    // the one door to the store for every client).
+    const framed = (framer: MessageFramer, chunk: Buffer): Buffer[] => {
+      try {
+        return framer.push(chunk)
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'the embedded engine proxy closed a connection that broke the wire protocol')
+        end()
+        return []
+      }
+    }
     client.on('data', (chunk: Buffer) => {
-      const msgs = fromClient.push(chunk)
+      const msgs = framed(fromClient, chunk)
       if (!msgs.length) return
       c.queue.push(...msgs)
       pump(c)
     })
     upstream.on('data', (chunk: Buffer) => {
-      const msgs = fromEngine.push(chunk)
+      const msgs = framed(fromEngine, chunk)
       if (msgs.length) onReplies(c, msgs)
     })
     let gone = false
