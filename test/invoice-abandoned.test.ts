@@ -1,12 +1,18 @@
 // invoices-abandoned: a single invoice whose waiting API process died (here: recorded and charged,
 // never enqueued, as when the process is killed between the two) is failed once it is older than
 // RENDER_TIMEOUT_MS plus two job locks, and its quota unit comes back; younger ones and batch rows
-// are left alone.
+// are left alone. It also settles the quota holds of requests whose process died before they
+// recorded their work (taken units come back, partial batches go) or before they confirmed it
+// (units stay charged, the batch gets its watcher).
 import assert from 'node:assert/strict'
 import { invoicesAbandonedJob } from '../jobs/invoices-abandoned.ts'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/job.ts'
-import { reserve } from '../src/invoice/store/quota-store.ts'
+import { cancelHold, confirmHold, reserve } from '../src/invoice/store/quota-store.ts'
+import { batches } from '../src/invoice/batch/batch-store.ts'
+import { invoices } from '../src/invoice/store/invoice-store.ts'
+import { batchRowId } from '../src/invoice/store/slot-key.ts'
+import { invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
 import { getInvoice, insertInvoice } from '../src/invoice/store/invoice-store.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { get, post } from './helpers/http.ts'
@@ -61,5 +67,57 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: 'sweep-again' })
     await queuesIdle(sys, [invoicesAbandonedJob.queue])
     assert.equal(await usage(), 2)
+  })
+
+  it('settles the holds of requests that died: unrecorded units come back, recorded ones stay', async () => {
+    const email = 'abandoned-holds@example.com'
+    const key = (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
+    const accountId = (await sys.platform.db.collection('accounts').findOne({ email }))!._id as unknown as string
+    const db = sys.platform.db
+    const period = monthKey(clock.now())
+    const usage = async () => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
+    // Holds taken a minute ago (older than the 11 s cutoff), as a process killed at that moment left them.
+    const hold = async (kind: 'invoice' | 'batch', n: number, ageMs = 60_000) => {
+      const id = randomId()
+      clock.setNow(new Date(Date.now() - ageMs))
+      try {
+        assert.ok(await reserve(db, accountId, period, 100, n, { id, kind }))
+      } finally {
+        clock.reset()
+      }
+      return id
+    }
+    const row = (batchId: string, i: number) => ({
+      _id: batchRowId(batchId), account_id: accountId, kind: 'batch' as const, batch_id: batchId, row: i, status: 'queued' as const,
+      request: { items: [{ description: 'x', quantity: 1, unit_price: 1 }] } as never, period, charged: true,
+      created_at: clock.now(), updated_at: clock.now(), expires_at: new Date(clock.nowMs() + 86_400_000),
+    })
+    const batch = (id: string, total: number) => batches(db).insertOne({ _id: id, account_id: accountId, total, period, status: 'processing', enqueued: false, status_url: 'x', archive_url: 'x', created_at: clock.now(), updated_at: clock.now() } as never)
+
+    const lostInvoice = await hold('invoice', 1) // died before insertInvoice
+    const partialBatch = await hold('batch', 10) // died during the rows' insertMany: 4 of 10 written
+    await batch(partialBatch, 10)
+    await invoices(db, partialBatch).insertMany(Array.from({ length: 4 }, (_, i) => row(partialBatch, i)))
+    const wholeBatch = await hold('batch', 3) // died after writing everything, before confirming
+    await batch(wholeBatch, 3)
+    await invoices(db, wholeBatch).insertMany(Array.from({ length: 3 }, (_, i) => row(wholeBatch, i)))
+    const young = await hold('invoice', 1, 1_000) // a request still running
+    assert.equal(await usage(), 15)
+
+    await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: 'holds-now' })
+    await queuesIdle(sys, [invoicesAbandonedJob.queue])
+    assert.equal(await usage(), 4, 'the lost invoice and the partial batch gave their 11 units back; 3 + 1 stay')
+    assert.equal(await batches(db).countDocuments({ _id: partialBatch }), 0, 'the partial batch is gone')
+    assert.equal(await invoices(db, partialBatch).countDocuments({ batch_id: partialBatch }), 0, 'with its rows')
+    assert.equal(await batches(db).countDocuments({ _id: wholeBatch }), 1, 'the recorded batch stays')
+    assert.ok(await db.collection('outbox').findOne({ job_id: wholeBatch }) || (await sys.platform.queues.queue(invoiceBatchWatchContract.queue).getJob(wholeBatch)), 'and gets its watcher')
+    // The young hold is the running request's: its confirm still works; a settled hold's does not.
+    assert.equal(await confirmHold(db, accountId, period, young), true)
+    assert.equal(await confirmHold(db, accountId, period, lostInvoice), false, 'a request slower than the cutoff finds its hold gone and undoes')
+    assert.equal(await cancelHold(db, accountId, period, wholeBatch), false, 'a confirmed hold is never given back')
+
+    await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: 'holds-again' })
+    await queuesIdle(sys, [invoicesAbandonedJob.queue])
+    assert.equal(await usage(), 4, 'idempotent')
   })
 })

@@ -8,7 +8,7 @@ import type { Context, Middleware, Next } from 'koa'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
-import { HttpError, notFound } from '../platform/http/errors.ts'
+import { HttpError, notFound, unavailable } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { randomId } from '../platform/ids.ts'
 import { logger } from '../platform/logger.ts'
@@ -22,7 +22,7 @@ import { batches, countRows, getBatch, insertBatch, rowCounts, rowStates, type B
 import { newCallbackSecret } from './batch/batch-callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { invoiceBatchWatchContract } from './job-contracts.ts'
-import { release, reserve, used } from './store/quota-store.ts'
+import { cancelHold, confirmHold, reserve, used } from './store/quota-store.ts'
 import type { InvoiceRequest } from './invoice-schema.ts'
 import { batchRowId } from './store/slot-key.ts'
 import { invoices } from './store/invoice-store.ts'
@@ -71,10 +71,10 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
   const period = monthKey(clock.now())
   const limit = INVOICE_LIMITS[account.plan].monthly_limit
   const n = requests.length
-  if (!(await reserve(db, account._id, period, limit, n))) {
+  const id = randomId()
+  if (!(await reserve(db, account._id, period, limit, n, { id, kind: 'batch' }))) {
     throw quotaError(n, Math.max(0, limit - (await used(db, account._id, period))), limit)
   }
-  const id = randomId()
   const now = clock.now()
   const base = publicBase(platform, ctx)
   const batch: Omit<BatchDoc, 'updated_at' | 'status' | 'enqueued'> = {
@@ -109,11 +109,14 @@ async function createBatch(platform: Platform, ctx: Context, requests: InvoiceRe
     // The watcher is what finishes the batch: it must survive a Redis outage, so it goes
     // through the outbox. With it recorded, the batch is safe: the rows below are a fast path.
     await enqueueDurably(platform, invoiceBatchWatchContract, { batch_id: id })
+    // Recorded whole: the units stop being a hold. If the sweep of a dead process's holds took
+    // it (this request was slower than its cutoff), the units are back already: undo.
+    if (!(await confirmHold(db, account._id, period, id))) throw unavailable()
   } catch (err) {
-    // Nothing was promised yet: undo, and give every unit back.
+    // Nothing was promised yet: undo, and give every unit back (once: only if still held).
     await invoices(db, id).deleteMany({ batch_id: id }).catch(() => undefined)
     await batches(db).deleteOne({ _id: id }).catch(() => undefined)
-    await release(db, account._id, period, n)
+    await cancelHold(db, account._id, period, id)
     throw err
   }
   try {

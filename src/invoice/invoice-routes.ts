@@ -13,7 +13,7 @@ import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
 import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
-import { release, reserve, used } from './store/quota-store.ts'
+import { cancelHold, confirmHold, reserve, used } from './store/quota-store.ts'
 import { demoInvoiceSchema, invoiceIdSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
 import { insertInvoice, invoices, markFailed, type InvoiceKind } from './store/invoice-store.ts'
 import { storedPdf } from './store/pdf-store.ts'
@@ -38,9 +38,15 @@ export async function renderNow(platform: Platform, kind: InvoiceKind, accountId
       created_at: now,
       expires_at: new Date(now.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000)),
     })
+    // Recorded: the unit stops being a hold (quota-holds.ts). If the sweep of a dead process's
+    // holds took it (this request was slower than its cutoff), the unit is back already: undo.
+    if (accountId && period && !(await confirmHold(platform.db, accountId, period, id))) {
+      await invoices(platform.db, id).deleteOne({ _id: id })
+      throw unavailable()
+    }
   } catch (err) {
-    // Not recorded, so nothing else will give the reserved unit back.
-    if (accountId && period) await release(platform.db, accountId, period)
+    // Not recorded, so nothing else will give the reserved unit back (once: only if still held).
+    if (accountId && period) await cancelHold(platform.db, accountId, period, id)
     throw err
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
@@ -70,8 +76,8 @@ export function invoiceRouter(platform: Platform): Router {
     const period = monthKey(clock.now())
     const limit = INVOICE_LIMITS[account.plan].monthly_limit
     await admitRender(platform)
-    if (!(await reserve(platform.db, account._id, period, limit))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
     const id = randomId()
+    if (!(await reserve(platform.db, account._id, period, limit, 1, { id, kind: 'invoice' }))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
     const pdf = await renderNow(platform, 'single', account._id, period, body, id)
     ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
     ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again

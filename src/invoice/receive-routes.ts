@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { HttpError, tooMany, unsupportedMediaType } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { readRawBody } from '../platform/http/raw-body.ts'
+import { randomId } from '../platform/ids.ts'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -53,11 +54,14 @@ export function receiveRouter(platform: Platform): Router {
     // Counted like a rendered invoice once the document was read; a refused one is not.
     const now = clock.now()
     const period = monthKey(now)
-    if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit))) {
+    // A readable PDF is an invoice recorded like /invoice's, so its unit is a hold until then.
+    const id = randomId()
+    const hold = pdfRequest ? { id, kind: 'invoice' as const } : undefined
+    if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit, 1, hold))) {
       throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
     }
     if (pdfRequest) {
-      const pdf = await renderNow(platform, 'single', account._id, period, pdfRequest)
+      const pdf = await renderNow(platform, 'single', account._id, period, pdfRequest, id)
       return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
     }
     ctx.set('Cache-Control', 'no-store')

@@ -1,19 +1,45 @@
 // Monthly invoice quota: one counter document per account and UTC calendar month, reserved
 // atomically before rendering and released when a render fails. Reads of a new month find no
 // document and show 0, so nothing depends on the reset job running on time.
+// A reservation is first a hold, kept in the counter document itself (`holds`), until the
+// invoice or batch it pays for is recorded: a process killed between the two would otherwise
+// leave units charged for nothing. Taking units and recording the hold is one atomic update, and
+// so are confirming it and giving it back, so each unit is charged or returned exactly once
+// (quota-holds.ts settles the holds a dead process left).
 import type { Db } from 'mongodb'
+import { clock } from '../../platform/clock.ts'
 import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+
+/** Units taken for an invoice or a batch not recorded yet. */
+export interface QuotaHold {
+  /** The id of the invoice or batch the units pay for. */
+  id: string
+  kind: 'invoice' | 'batch'
+  n: number
+  at: Date
+}
 
 export interface UsageDoc {
   _id: string
   account_id: string
   period: string
   count: number
+  /**
+   * Open holds by id (a map, not an array: the embedded engine has no $push/$pull), and how many
+   * there are, so the sweep finds the counters that have any through an index.
+   */
+  holds?: Record<string, Omit<QuotaHold, 'id'>>
+  holds_n?: number
 }
 
 export const usageIndexes: IndexSpec = {
   collection: 'invoice_usage',
-  indexes: [{ key: { period: 1 }, name: 'period' }],
+  indexes: [
+    { key: { period: 1 }, name: 'period' },
+    { key: { holds_n: 1 }, name: 'holds_n', sparse: true },
+  ],
+  // A few counters per account: the engine scans them as fast without it.
+  notOnEngine: ['holds_n'],
 }
 
 const usage = (db: Db) => db.collection<UsageDoc>('invoice_usage')
@@ -31,9 +57,22 @@ async function ensureCounter(db: Db, accountId: string, period: string): Promise
   }
 }
 
-/** Reserve `n` units if they fit under `limit`; all or nothing. */
-export async function reserve(db: Db, accountId: string, period: string, limit: number, n = 1): Promise<boolean> {
-  const take = () => usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, { $inc: { count: n } })
+/**
+ * Reserve `n` units if they fit under `limit`; all or nothing. With `hold`, the units stay a hold
+ * until confirmHold (or cancelHold) names it.
+ */
+export async function reserve(
+  db: Db,
+  accountId: string,
+  period: string,
+  limit: number,
+  n = 1,
+  hold?: { id: string; kind: QuotaHold['kind'] },
+): Promise<boolean> {
+  const update = hold
+    ? { $inc: { count: n, holds_n: 1 }, $set: { [`holds.${hold.id}`]: { kind: hold.kind, n, at: clock.now() } } }
+    : { $inc: { count: n } }
+  const take = () => usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, update)
   // The counter usually exists: one round trip. Only the month's first request creates it.
   if ((await take()).modifiedCount === 1) return true
   await ensureCounter(db, accountId, period)
@@ -42,6 +81,37 @@ export async function reserve(db: Db, accountId: string, period: string, limit: 
 
 export async function release(db: Db, accountId: string, period: string, n = 1): Promise<void> {
   await usage(db).updateOne({ _id: idOf(accountId, period), count: { $gte: n } }, { $inc: { count: -n } })
+}
+
+/** The hold's invoice or batch is recorded: its units stay charged. False if it was given back. */
+export async function confirmHold(db: Db, accountId: string, period: string, holdId: string): Promise<boolean> {
+  const r = await usage(db).updateOne(
+    { _id: idOf(accountId, period), [`holds.${holdId}`]: { $exists: true } },
+    { $unset: { [`holds.${holdId}`]: '' }, $inc: { holds_n: -1 } },
+  )
+  return r.modifiedCount === 1
+}
+
+/** Give a hold's units back, if it is still held (never twice, never after confirmHold). */
+export async function cancelHold(db: Db, accountId: string, period: string, holdId: string): Promise<boolean> {
+  const doc = await usage(db).findOne({ _id: idOf(accountId, period) })
+  const hold = doc?.holds?.[holdId]
+  if (!hold) return false
+  const r = await usage(db).updateOne(
+    { _id: idOf(accountId, period), [`holds.${holdId}.n`]: hold.n },
+    { $unset: { [`holds.${holdId}`]: '' }, $inc: { count: -hold.n, holds_n: -1 } },
+  )
+  return r.modifiedCount === 1
+}
+
+/** Holds taken before `cutoff`, with the counter they are in. */
+export async function staleHolds(db: Db, cutoff: Date): Promise<{ accountId: string; period: string; hold: QuotaHold }[]> {
+  const docs = await usage(db).find({ holds_n: { $gt: 0 } }).toArray()
+  return docs.flatMap((d) =>
+    Object.entries(d.holds ?? {})
+      .filter(([, h]) => h.at < cutoff)
+      .map(([id, h]) => ({ accountId: d.account_id, period: d.period, hold: { id, ...h } })),
+  )
 }
 
 export async function used(db: Db, accountId: string, period: string): Promise<number> {
