@@ -134,7 +134,14 @@ async function main() {
   // then sees them as the sender sent them); the mark passes only a prefix of tried ones (pool.ts).
   const pool = new DeliveryPool<Capture>(
     opts.concurrency,
-    (c, tried) => forward(c, tried).catch((err) => say(paint('red', `  #${c.id} not forwarded: ${(err as Error).message}`))),
+    (c, tried) =>
+      forward(c, tried).catch((err) => {
+        // Its body could not be read from the service (a deleted capture, an outage): the local
+        // target was never tried. Shown, and in --json a record too, so a script misses nothing.
+        const error = `not forwarded: ${(err as Error).message}`
+        if (isJson()) record({ id: c.id, method: c.method, path: subPathOf(c), query: c.query, status: null, duration_ms: null, error, skipped: false, skipped_by: null })
+        say(paint('red', `  #${c.id} ${error}`))
+      }),
     mark,
   )
   const enqueue = (c: Capture) => {
