@@ -1,7 +1,8 @@
 // Re-sends one captured request to the local URL byte-exact: same method, sub-path and query
 // appended to --forward-to, the raw header list in arrival order minus hop-by-hop headers (the
 // rules forwards use, src/webhooks/forward/outbound.ts), and the exact body bytes. No SSRF guard here:
-// this runs on the developer's own machine and its whole point is to reach localhost.
+// this runs on the developer's own machine and its whole point is to reach localhost. --header
+// adds or replaces headers on this local request only; the capture keeps what the sender sent.
 import http from 'node:http'
 import https from 'node:https'
 import { outboundHeaders, SubPathEscapeError, targetUrl } from '../../src/webhooks/forward/outbound.ts'
@@ -24,6 +25,31 @@ export interface CapturedRequest {
   query: string
   rawHeaders: string[]
   body: Buffer
+  /** --header values, [name, value] in the order given: each replaces every captured header of that name. */
+  extraHeaders?: [string, string][]
+}
+
+/** Headers that frame the request; replacing them would make the body unreadable to the target. */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection'])
+
+/** Parses one `--header 'Name: value'`, or throws with the reason. */
+export function parseHeaderOption(v: string): [string, string] {
+  const colon = v.indexOf(':')
+  const name = colon < 0 ? '' : v.slice(0, colon).trim()
+  const value = v.slice(colon + 1).trim()
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new Error(`--header takes 'Name: value' (got ${JSON.stringify(v)})`)
+  if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) throw new Error(`--header ${name}: the value must be one line of printable characters`)
+  if (FRAMING.has(name.toLowerCase())) throw new Error(`--header cannot set ${name}: listen sets it from the captured body`)
+  return [name, value]
+}
+
+function withExtra(raw: string[], extra: [string, string][]): string[] {
+  if (!extra.length) return raw
+  const replaced = new Set(extra.map(([n]) => n.toLowerCase()))
+  const out: string[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) if (!replaced.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!)
+  for (const [n, v] of extra) out.push(n, v)
+  return out
 }
 
 export function deliverLocally(forwardTo: string, req: CapturedRequest): Promise<LocalResult> {
@@ -46,7 +72,7 @@ export function deliverLocally(forwardTo: string, req: CapturedRequest): Promise
   })
   return new Promise((resolve) => {
     const client = target.protocol === 'https:' ? https : http
-    const r = client.request(target, { method: req.method, headers: outboundHeaders(req.rawHeaders, target, req.body.length) as any, timeout: TIMEOUT_MS })
+    const r = client.request(target, { method: req.method, headers: withExtra(outboundHeaders(req.rawHeaders, target, req.body.length), req.extraHeaders ?? []) as any, timeout: TIMEOUT_MS })
     r.on('timeout', () => r.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)))
     r.on('error', (err) => resolve(done(null, Buffer.alloc(0), (err as NodeJS.ErrnoException).code ?? err.message)))
     r.on('response', (res) => {
