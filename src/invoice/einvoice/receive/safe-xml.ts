@@ -36,7 +36,7 @@ export function parseXml(text: string): { root: string; doc: Json } {
 /** Refused before any tree is built: counts open and closed elements in one pass. */
 function checkDepth(text: string): void {
   let depth = 0
-  for (const m of text.matchAll(/<(\/?)[A-Za-z_][^>]*?(\/?)>/g)) {
+  for (const m of text.matchAll(/<(\/?)[A-Za-z_][^<>]*?(\/?)>/g)) {
     if (m[1]) depth--
     else if (!m[2]) depth++
     if (depth > MAX_XML_DEPTH) throw badRequest(`XML is nested deeper than ${MAX_XML_DEPTH} elements`)
