@@ -1,7 +1,7 @@
 // The checks run on a received e-invoice (docs/einvoice.md, "Receiving e-invoices"): XSD validity
 // with xmllint when schemas are configured, the request rules this service enforces when it writes
 // an e-invoice (VAT categories and rates, required terms), and the EN 16931 calculation rules
-// BR-CO-10…17 recomputed from the document's lines and compared with the totals it states.
+// BR-CO-10…18 recomputed from the document's lines and compared with the totals it states.
 import { execFile } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -79,7 +79,17 @@ export function ruleFindings(received: ReceivedInvoice): Finding[] {
   compare('BR-CO-13', 'BT-109 (total without VAT)', s.BT109, vat.taxable)
   compare('BR-CO-14', 'BT-110 (total VAT)', s.BT110, vat.tax)
   compare('BR-CO-15', 'BT-112 (total with VAT)', s.BT112, vat.total)
-  compare('BR-CO-16', 'BT-115 (amount due)', s.BT115, vat.total)
+  // BR-CO-16: the amount due is the total less what was paid in advance, plus the rounding.
+  const minor = (v: string | undefined) => (v === undefined || !Number.isFinite(Number(v)) ? 0n : BigInt(Math.round(Number(v) * 10 ** exp)))
+  const prepaid = minor(s.BT113)
+  compare('BR-CO-16', 'BT-115 (amount due)', s.BT115, vat.total - prepaid + minor(s.BT114))
+  if (prepaid !== 0n) {
+    findings.push({
+      rule: 'BT-113',
+      severity: 'warning',
+      message: `The document states a paid amount (BT-113) of ${s.BT113}: the request has no field for it, so a PDF of this request (output=pdf, or posted to /invoice) shows the total ${decimalString(vat.total, exp)} as due`,
+    })
+  }
   for (const g of vat.groups) {
     const key = `${g.category}|${g.rate}`
     const stated = s.groups.get(key)
