@@ -101,6 +101,7 @@ describe('e-invoice rules', () => {
       ['facturx', 'BR-O-11', (r) => r.items.push({ quantity: 1, unit_price: 1, tax_category: 'O' })],
       ['ubl', 'buyer_reference (BT-10) or order_reference (BT-13)', (r) => delete r.buyer_reference],
       ['ubl', 'to.peppol_id (BT-49) is required for format ubl (PEPPOL-EN16931-R010) (an e-mail address is no Peppol electronic address: PEPPOL-EN16931-CL008)', (r) => delete r.to.peppol_id],
+      ['ubl', 'from.peppol_id (BT-34) is required for format ubl (PEPPOL-EN16931-R020)', (r) => delete r.from.peppol_id],
       ['xrechnung', 'to.email (BT-49)', (r) => delete r.to.email],
       ['ubl', 'payment.terms (BT-20) is required for a credit note', (r) => { r.document_type = 'credit_note'; delete r.payment.terms }],
       ['xrechnung', 'buyer_reference (BT-10) is required for format xrechnung (BR-DE-15', (r) => delete r.buyer_reference],
