@@ -162,6 +162,8 @@ describe('invoice API: receiving e-invoices', () => {
       assertJsonError(await read('<a>'.repeat(5_000) + '</a>'.repeat(5_000), 'application/xml'), 400, /nested deeper/)
       // 1 MB of unclosed tags: linear now (the depth count once scanned to the end from every "<").
       assertJsonError(await read('<a'.repeat(500_000), 'application/xml'), 400, /not well-formed/)
+      // One start tag of 100,000 attributes (~1 MB): refused before the parser spends seconds on it.
+      assertJsonError(await read(`<Invoice ${Array.from({ length: 100_000 }, (_, i) => `a${i}="v"`).join(' ')}/>`, 'application/xml'), 400, /tag is longer than/)
       assertJsonError(await read(Buffer.from([0, 159, 146, 150, 255]), 'application/xml'), 400)
       assertJsonError(await read('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>', 'application/xml'), 400, /no invoice lines/)
       assertJsonError(await read('<html><body/></html>', 'application/xml'), 400, /Not an e-invoice/)
