@@ -1,6 +1,8 @@
 // Round trip of receiving (docs/einvoice.md, "Receiving e-invoices"), property-tested: a generated
 // request written as ubl, xrechnung and facturx and read back gives a request that writes the very
-// same XML again (what is normalised on the way is listed in the docs), with no error findings.
+// same XML again (what is normalised on the way is listed in the docs), with no error findings;
+// the delivery date, the seller's register entry, SIREN and legal id and the buyer's legal id come
+// back as they were sent. A paid amount (BT-113) is checked in BR-CO-16 and said in a finding.
 // In-process: the writer and the reader, no HTTP (test/invoice-receive.test.ts covers the API).
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
@@ -27,6 +29,15 @@ const requestArb = fc.record({
   document_type: fc.constantFrom('invoice', 'credit_note'),
   items: fc.array(itemArb, { minLength: 1, maxLength: 4 }),
   discount: fc.option(fc.integer({ min: 1, max: 500 }), { nil: undefined }),
+  delivery_date: fc.option(fc.constantFrom('2026-01-15', '2026-10-30'), { nil: undefined }),
+  locale: fc.constantFrom(undefined, 'de', 'fr'),
+  register: fc.option(
+    fc.record({ number: fc.constantFrom('HRB 187654 B', 'RCS Paris B 443 061 841'), court: fc.constantFrom('Amtsgericht Charlottenburg', 'Tribunal de commerce de Paris') }),
+    { nil: undefined },
+  ),
+  /** The seller's other ids: a legal id (BT-30 then), a SIREN (a French seller then), or none. */
+  sellerId: fc.constantFrom('none', 'legal_id', 'siren'),
+  buyerLegalId: fc.option(fc.constantFrom('0123456789', 'HRB 999 X'), { nil: undefined }),
 })
 
 async function blankPdf(): Promise<Buffer> {
@@ -51,17 +62,49 @@ describe('receiving e-invoices: request → XML → read back → the same XML',
           // A discount is kept below half the lines: more is a 400 of /invoice, not this property's subject.
           const subtotal = gen.items.reduce((a, i) => a + i.quantity * i.unit_price, 0)
           const discount = gen.discount !== undefined && gen.discount <= subtotal / 2 ? gen.discount : undefined
-          const base = fullRequest({ ...gen, discount, format, due_date: undefined, tax_rate: undefined, preceding_invoice_number: gen.document_type === 'credit_note' ? 'RE-1' : undefined })
+          const { sellerId, buyerLegalId, register, ...fields } = gen
+          const base = fullRequest({ ...fields, discount, format, due_date: undefined, tax_rate: undefined, preceding_invoice_number: gen.document_type === 'credit_note' ? 'RE-1' : undefined })
+          if (register) base.from.register = register
+          if (sellerId === 'legal_id') base.from.legal_id = 'LEI-5299000J2N45DDNE4Y28'
+          if (sellerId === 'siren') Object.assign(base.from, { siren: '443061841', country: 'FR', vat_id: 'FR12443061841' })
+          if (buyerLegalId) base.to.legal_id = buyerLegalId
           const written = await renderEInvoice(invoiceBodySchema.parse(base), { today: TODAY, pdf })
           const read = await readEInvoice(written, format === 'facturx' ? 'pdf' : 'xml')
           assert.deepEqual(read.findings.filter((f) => f.severity === 'error'), [])
           assert.equal(read.invoice.format, format)
           assert.equal(read.invoice.invoice_number, gen.invoice_number)
           assert.deepEqual(read.invoice.items.map((i: any) => [i.description, i.quantity, i.unit_price, i.tax_rate]), gen.items.map((i) => [i.description, i.quantity, i.unit_price, i.tax_rate]))
+          assert.equal(read.invoice.delivery_date, gen.delivery_date)
+          // French words the note without a separator ("Immatriculation : {court} {number}"): court and
+          // number come apart exactly only where the number is BT-30; else the note is the same text.
+          if (gen.locale !== 'fr' || sellerId === 'none') assert.deepEqual(read.invoice.from.register, register && { ...register })
+          else assert.equal(Boolean(read.invoice.from.register), Boolean(register))
+          assert.equal(read.invoice.from.siren, base.from.siren)
+          assert.equal(read.invoice.from.legal_id, base.from.legal_id)
+          assert.equal(read.invoice.to.legal_id, buyerLegalId)
           assert.equal(await xmlOf(read.invoice, pdf), await xmlOf(base, pdf))
         }),
         { numRuns: RUNS, seed: process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined },
       )
+    })
+  }
+})
+
+describe('receiving e-invoices: a paid amount (BT-113)', () => {
+  for (const format of ['ubl', 'xrechnung'] as const) {
+    it(`${format}: the amount due less the paid amount passes BR-CO-16 with a BT-113 warning; a due amount that ignores it fails`, async () => {
+      const xml = (await renderEInvoice(invoiceBodySchema.parse(fullRequest({ format })), { today: TODAY })).toString('utf8')
+      // Pay 100.00 in advance: UBL PrepaidAmount before PayableAmount, CII TotalPrepaidAmount before DuePayableAmount.
+      const [tag, paid, due] = format === 'ubl' ? ['cbc:PayableAmount', 'cbc:PrepaidAmount', /<cbc:PayableAmount currencyID="EUR">([\d.]+)</] : ['ram:DuePayableAmount', 'ram:TotalPrepaidAmount', /<ram:DuePayableAmount>([\d.]+)</]
+      const total = Number(due.exec(xml)![1])
+      const attr = format === 'ubl' ? ' currencyID="EUR"' : ''
+      const withPaid = (dueAmount: number) =>
+        Buffer.from(xml.replace(new RegExp(`<${tag}[^>]*>[\\d.]+</${tag}>`), `<${paid}${attr}>100.00</${paid}><${tag}${attr}>${dueAmount.toFixed(2)}</${tag}>`))
+      const ok = await readEInvoice(withPaid(total - 100), 'xml')
+      assert.deepEqual(ok.findings.filter((f) => f.severity === 'error'), [])
+      assert.ok(ok.findings.some((f) => f.rule === 'BT-113' && f.severity === 'warning' && /100\.00/.test(f.message)), JSON.stringify(ok.findings))
+      const wrong = await readEInvoice(withPaid(total), 'xml')
+      assert.ok(wrong.findings.some((f) => f.rule === 'BR-CO-16' && f.severity === 'error'), JSON.stringify(wrong.findings))
     })
   }
 })

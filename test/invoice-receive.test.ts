@@ -2,7 +2,9 @@
 // XRechnung CII and Factur-X reads back as the same request with no error findings and counts once;
 // a stated total that does not match its lines is a BR-CO finding; hostile or wrong input (DTDs and
 // external entities, entity expansion, deep nesting, oversized bodies, PDFs without the XML,
-// garbage, a wrong content type) is a 4xx JSON error, fetches nothing, and is not counted.
+// garbage, a wrong content type) is a 4xx JSON error, fetches nothing, and is not counted;
+// compressed-stream bombs in a PDF (object stream, embedded file, nested filters, many streams)
+// are a 413 while the process's peak memory stays bounded.
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -12,6 +14,13 @@ import { account } from './helpers/invoice-batch.ts'
 import { fullRequest } from './helpers/einvoice.ts'
 import { pdfText } from './helpers/pdf.ts'
 import { PDFDocument } from '@cantoo/pdf-lib'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { deflateSync } from 'node:zlib'
+import { spawn } from 'node:child_process'
+import { readEInvoice } from '../src/invoice/einvoice/receive/read-einvoice.ts'
+import { ReadDeadline } from '../src/invoice/einvoice/receive/read-deadline.ts'
+import { xsdFindings } from '../src/invoice/einvoice/receive/checks.ts'
+import { until } from './helpers/wait.ts'
 
 describe('invoice API: receiving e-invoices', () => {
   let sys: TestSystem
@@ -90,6 +99,30 @@ describe('invoice API: receiving e-invoices', () => {
     assert.ok(res.json.findings.some((f: { rule: string; severity: string; message: string }) => f.rule === 'XSD' && f.severity === 'error' && /Bogus/.test(f.message)), res.text)
   })
 
+  it('with the CPU saturated by three busy processes: a Factur-X PDF and a UBL XML still read correctly within the deadline', async () => {
+    const busy = [1, 2, 3].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+    try {
+      for (const [format, type] of [['facturx', 'application/pdf'], ['ubl', 'application/xml']] as const) {
+        const res = await read(written.get(format)!, type)
+        assert.equal(res.status, 200, res.text)
+        assert.deepEqual(res.json.findings.filter((f: { severity: string }) => f.severity !== 'info'), [])
+        assert.equal(res.json.invoice.invoice_number, fullRequest().invoice_number)
+        assert.deepEqual(res.json.invoice.items.map((i: any) => i.description), fullRequest().items.map((i: any) => i.description))
+      }
+    } finally {
+      for (const c of busy) c.kill('SIGKILL')
+      await until('the busy processes to end', () => busy.every((c) => c.exitCode !== null || c.signalCode !== null))
+    }
+  })
+
+  it('past the read deadline: 503 with Retry-After (not a hang); an XSD check cut short is a warning, not a pass', async function () {
+    await assert.rejects(readEInvoice(written.get('facturx')!, 'pdf', new ReadDeadline(0)), (err: any) => err.status === 503 && Number(err.headers['Retry-After']) > 0 && /could not be read within/.test(err.message))
+    await assert.rejects(readEInvoice(written.get('ubl')!, 'xml', new ReadDeadline(0)), (err: any) => err.status === 503)
+    if (!process.env.EINVOICE_XSD_DIR) this.skip()
+    const cut = await xsdFindings(written.get('ubl')!.toString('utf8'), 'Invoice', 1)
+    assert.deepEqual(cut.map((f) => [f.rule, f.severity]), [['XSD', 'warning']], JSON.stringify(cut))
+  })
+
   describe('hostile and wrong input: 4xx, nothing fetched, not counted', () => {
     let target: Server
     let hits = 0
@@ -127,6 +160,10 @@ describe('invoice API: receiving e-invoices', () => {
     it('deep nesting, garbage, no lines, empty body: 400; oversized: 413; wrong type or encoding: 415', async () => {
       const before = await usage()
       assertJsonError(await read('<a>'.repeat(5_000) + '</a>'.repeat(5_000), 'application/xml'), 400, /nested deeper/)
+      // 1 MB of unclosed tags: linear now (the depth count once scanned to the end from every "<").
+      assertJsonError(await read('<a'.repeat(500_000), 'application/xml'), 400, /not well-formed/)
+      // One start tag of 100,000 attributes (~1 MB): refused before the parser spends seconds on it.
+      assertJsonError(await read(`<Invoice ${Array.from({ length: 100_000 }, (_, i) => `a${i}="v"`).join(' ')}/>`, 'application/xml'), 400, /tag is longer than/)
       assertJsonError(await read(Buffer.from([0, 159, 146, 150, 255]), 'application/xml'), 400)
       assertJsonError(await read('<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><ID>1</ID></Invoice>', 'application/xml'), 400, /no invoice lines/)
       assertJsonError(await read('<html><body/></html>', 'application/xml'), 400, /Not an e-invoice/)
@@ -167,5 +204,91 @@ describe('invoice API: receiving e-invoices', () => {
       assert.equal(ok.status, 200, ok.text)
       assert.equal(await usage(), before + 1)
     })
+
+    it('compressed-stream bombs in a PDF: 413 for each, and the peak RSS grows by less than 200 MB', async () => {
+      const before = await usage()
+      const gig = zerosBomb(1024 ** 3)
+      const objStm = (filter: string, data: Buffer, n = 3) => `${n} 0 obj\n<< /Type /ObjStm /N 0 /First 0 /Filter ${filter} /Length ${data.length} >>\nstream\n`
+      // The peak RSS of this process (the API runs in it) is reset, so what the bombs add is measured.
+      const peakReset = resetPeakRss()
+      const rssBefore = rssKb('VmRSS')
+      // An object stream (pdf-lib decodes these while parsing) of 1 GB of zeros in ~6.5 MB.
+      assertJsonError(await read(pdfOf([[objStm('/FlateDecode', gig), gig]]), 'application/pdf'), 413, /inflate to more than \d+ bytes \(at the object stream\)/)
+      // The invoice XML itself, as an embedded file.
+      const spec = '3 0 obj\n<< /Type /Filespec /F (factur-x.xml) /UF (factur-x.xml) /EF << /F 4 0 R >> >>\nendobj\n'
+      const embedded = pdfOf([[`${spec}4 0 obj\n<< /Type /EmbeddedFile /Filter /FlateDecode /Length ${gig.length} >>\nstream\n`, gig]])
+      assertJsonError(await read(embedded, 'application/pdf'), 413, /embedded file factur-x\.xml inflates to more than 8388608 bytes/)
+      // Nested: the 1 GB stream deflated once more, in ~10 KB, behind two FlateDecode filters.
+      const twice = deflateSync(gig)
+      assert.ok(twice.length < 100_000, `nested bomb is ${twice.length} bytes`)
+      assertJsonError(await read(pdfOf([[objStm('[/FlateDecode /FlateDecode]', twice), twice]]), 'application/pdf'), 413, /inflate to more than/)
+      // Many streams, each small: the budget is per request, not per stream (8 × 8 MB; N 0: the
+      // ones inflated within the budget are valid, empty object streams).
+      const eight = zerosBomb(8 * 1024 * 1024)
+      assertJsonError(await read(pdfOf(Array.from({ length: 8 }, (_, i) => [objStm('/FlateDecode', eight, 3 + i), eight])), 'application/pdf'), 413, /inflate to more than/)
+      // LZW and RunLength expand without a cap: refused by name.
+      assertJsonError(await read(pdfOf([[objStm('/LZWDecode', eight), eight]]), 'application/pdf'), 400, /LZWDecode/)
+      if (peakReset) {
+        const grown = rssKb('VmHWM') - rssBefore
+        assert.ok(grown < 200 * 1024, `peak RSS grew by ${Math.round(grown / 1024)} MB`)
+      }
+      assert.equal(await usage(), before)
+    })
   })
 })
+
+/** A zlib stream of n zero bytes (rounded to 1 + a multiple of 258), written by hand: a fixed-Huffman
+ *  block of one literal 0 and then length-258, distance-1 copies, ~13 bits per 258 bytes. */
+function zerosBomb(n: number): Buffer {
+  const copies = Math.floor((n - 1) / 258)
+  const out = Buffer.alloc(Math.ceil((11 + copies * 13 + 7) / 8) + 6)
+  out[0] = 0x78
+  out[1] = 0x01
+  let pos = 2
+  let acc = 0
+  let bits = 0
+  const put = (bit: number) => {
+    acc |= bit << bits
+    if (++bits === 8) {
+      out[pos++] = acc
+      acc = 0
+      bits = 0
+    }
+  }
+  const huffman = (code: number, len: number) => {
+    for (let i = len - 1; i >= 0; i--) put((code >> i) & 1)
+  }
+  put(1) // BFINAL
+  put(1) // BTYPE 01 (fixed Huffman), least significant bit first
+  put(0)
+  huffman(0x30, 8) // literal 0
+  for (let i = 0; i < copies; i++) {
+    huffman(0xc5, 8) // length 258 (code 285)
+    huffman(0, 5) // distance 1
+  }
+  huffman(0, 7) // end of block
+  if (bits > 0) out[pos++] = acc
+  const adler = ((((1 + copies * 258) % 65521) << 16) | 1) >>> 0
+  out.writeUInt32BE(adler, pos)
+  return out.subarray(0, pos + 4)
+}
+
+/** A PDF of a catalog, an empty page tree and the given objects, each an opening and its stream data. */
+function pdfOf(objects: [string, Buffer][]): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n')]
+  for (const [head, data] of objects) parts.push(Buffer.from(head), data, Buffer.from('\nendstream\nendobj\n'))
+  parts.push(Buffer.from('trailer\n<< /Root 1 0 R /Size 20 >>\n%%EOF\n'))
+  return Buffer.concat(parts)
+}
+
+const rssKb = (field: 'VmRSS' | 'VmHWM'): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1])
+
+/** Linux resets the peak RSS (VmHWM) to the current one on "5" written to clear_refs. */
+function resetPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5')
+    return rssKb('VmHWM') <= rssKb('VmRSS') + 1024
+  } catch {
+    return false
+  }
+}

@@ -102,6 +102,8 @@ export function pdfXmp(pdf: Buffer): Buffer {
 
 /** A request that carries every term facturx, xrechnung and ubl need (German seller, French buyer). */
 export function fullRequest(extra: Record<string, unknown> = {}): Record<string, any> {
+  // Peppol (ubl) addresses both parties by participant id, not e-mail (docs/einvoice.md, "Peppol").
+  const peppol = extra.format === 'ubl' ? [{ peppol_id: '0204:991-12345-67' }, { peppol_id: '0009:12345678900015' }] : [{}, {}]
   return {
     invoice_number: 'RE-2026-0042',
     date: '2026-11-02',
@@ -109,9 +111,9 @@ export function fullRequest(extra: Record<string, unknown> = {}): Record<string,
     currency: 'EUR',
     from: {
       name: 'Muster GmbH', street: 'Hauptstraße 1', city: 'Berlin', postal_code: '10115', country: 'DE',
-      vat_id: 'DE123456789', email: 'billing@muster.example', phone: '+49 30 123456', contact: 'Erika Muster',
+      vat_id: 'DE123456789', email: 'billing@muster.example', phone: '+49 30 123456', contact: 'Erika Muster', ...peppol[0],
     },
-    to: { name: 'Client SARL', street: '3 rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR', vat_id: 'FR12345678901', email: 'ap@client.example' },
+    to: { name: 'Client SARL', street: '3 rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR', vat_id: 'FR12345678901', email: 'ap@client.example', ...peppol[1] },
     buyer_reference: '04011000-12345-67',
     payment: { iban: 'DE89 3704 0044 0532 0130 00', bic: 'COBADEFFXXX', reference: 'RE-2026-0042', terms: 'Net 30 days' },
     items: [

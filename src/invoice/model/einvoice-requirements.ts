@@ -141,8 +141,15 @@ export function formatProblems(req: RequirementInput): string[] {
   if (creditNote && format === 'ubl') need(req.payment?.terms, 'payment.terms', 'BT-20', `for a credit note ${f} (BR-CO-25; a UBL credit note has no due date)`)
   else if (!req.due_date && !req.payment?.terms) out.push(`due_date (BT-9) or payment.terms (BT-20) is required ${f} (BR-CO-25)`)
 
-  if (format === 'ubl' || format === 'xrechnung') {
-    // Peppol BIS and XRechnung address both parties electronically (BT-34, BT-49).
+  if (format === 'ubl') {
+    // Peppol BIS addresses both parties by a Peppol participant id: an e-mail is no scheme of its
+    // EAS code list (PEPPOL-EN16931-CL008), so it cannot stand in (docs/einvoice.md, "Peppol").
+    const email = (p: { email?: string }) => (p.email ? ` (an e-mail address is no Peppol electronic address: PEPPOL-EN16931-CL008)` : '')
+    need(from.peppol_id, 'from.peppol_id', 'BT-34', `${f} (PEPPOL-EN16931-R020)${email(from)}`)
+    need(to.peppol_id, 'to.peppol_id', 'BT-49', `${f} (PEPPOL-EN16931-R010)${email(to)}`)
+  }
+  if (format === 'xrechnung') {
+    // XRechnung addresses both parties electronically (BT-34, BT-49); there the e-mail (EM) counts.
     need(from.peppol_id || from.email, 'from.email', 'BT-34', `(or from.peppol_id) ${f}`)
     need(to.peppol_id || to.email, 'to.email', 'BT-49', `(or to.peppol_id) ${f}`)
   }

@@ -1,8 +1,11 @@
 // The CII XML embedded in a received Factur-X / ZUGFeRD PDF, found among the PDF's embedded files
-// with @cantoo/pdf-lib and inflated with a cap, so a compressed-stream bomb stops at the cap.
-import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, PDFString } from '@cantoo/pdf-lib'
-import { badRequest, payloadTooLarge } from '../../../platform/http/errors.ts'
+// with @cantoo/pdf-lib's parser. Everything inflated on the way (object streams, cross-reference
+// streams, the XML) shares one InflateBudget, so a compressed-stream bomb stops at the budget.
+import { PDFContext, PDFDict, PDFHexString, PDFName, PDFRawStream, PDFString } from '@cantoo/pdf-lib'
+import { HttpError, badRequest, payloadTooLarge } from '../../../platform/http/errors.ts'
+import { CappedPdfParser } from './capped-pdf-parser.ts'
+import { InflateBudget } from './inflate-budget.ts'
+import type { ReadDeadline } from './read-deadline.ts'
 
 /** An e-invoice XML of 1,000 generous lines stays well below this. */
 export const MAX_XML_BYTES = 8 * 1024 * 1024
@@ -15,18 +18,20 @@ const nameOf = (spec: PDFDict): string => {
   return n instanceof PDFString || n instanceof PDFHexString ? n.decodeText() : ''
 }
 
-export async function extractInvoiceXml(pdfBytes: Buffer): Promise<string> {
+export async function extractInvoiceXml(pdfBytes: Buffer, budget = new InflateBudget(), deadline?: ReadDeadline): Promise<string> {
   if (!pdfBytes.subarray(0, 1024).includes('%PDF-')) throw badRequest('Body is not a PDF: it does not start with %PDF-')
-  let pdf: PDFDocument
+  const parser = new CappedPdfParser(pdfBytes, budget, deadline)
+  let context: PDFContext
   try {
-    pdf = await PDFDocument.load(pdfBytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: true })
+    context = await parser.parseDocument()
   } catch {
+    if (parser.refusal instanceof HttpError) throw parser.refusal
     throw badRequest('Body is not a readable PDF')
   }
-  // pdf-lib reads leniently: a file of which it could make no catalog is no PDF.
-  if (pdf.context.enumerateIndirectObjects().length === 0) throw badRequest('Body is not a readable PDF')
+  // pdf-lib reads leniently: a file of which it could make no object is no PDF.
+  if (context.enumerateIndirectObjects().length === 0) throw badRequest('Body is not a readable PDF')
   const files: { name: string; stream: PDFRawStream }[] = []
-  for (const [, obj] of pdf.context.enumerateIndirectObjects()) {
+  for (const [, obj] of context.enumerateIndirectObjects()) {
     if (!(obj instanceof PDFDict) || obj.lookup(PDFName.of('Type')) !== PDFName.of('Filespec')) continue
     const ef = obj.lookup(PDFName.of('EF'))
     if (!(ef instanceof PDFDict)) continue
@@ -41,19 +46,7 @@ export async function extractInvoiceXml(pdfBytes: Buffer): Promise<string> {
   }
   const chosen = known[0] ?? xml[0]
   if (!chosen) throw badRequest(`The PDF embeds no invoice XML (files: ${files.map((f) => f.name).join(', ')})`)
-  return decode(chosen.stream).toString('utf8')
-}
-
-function decode(stream: PDFRawStream): Buffer {
-  const raw = Buffer.from(stream.getContents())
-  const filter = stream.dict.lookup(PDFName.of('Filter'))
-  const filters = filter instanceof PDFArray ? filter.asArray() : filter ? [filter] : []
-  if (filters.length === 0) return raw
-  if (filters.length > 1 || filters[0] !== PDFName.of('FlateDecode')) throw badRequest('The embedded invoice XML uses a compression this service does not read (only FlateDecode)')
-  try {
-    return inflateSync(raw, { maxOutputLength: MAX_XML_BYTES })
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw payloadTooLarge(`The embedded invoice XML inflates to more than ${MAX_XML_BYTES} bytes`)
-    throw badRequest('The embedded invoice XML stream is corrupt')
-  }
+  const bytes = budget.decode(chosen.stream, `embedded file ${chosen.name}`, MAX_XML_BYTES)
+  if (bytes.length > MAX_XML_BYTES) throw payloadTooLarge(`The PDF's embedded file ${chosen.name} inflates to more than ${MAX_XML_BYTES} bytes`)
+  return bytes.toString('utf8')
 }

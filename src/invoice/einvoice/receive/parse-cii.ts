@@ -2,6 +2,7 @@
 // this service's invoice request and the totals it states.
 import { all, attr, text } from './safe-xml.ts'
 import { compact, num, perUnit, type ReceivedInvoice } from './received.ts'
+import { sellerLegal } from './seller-legal.ts'
 
 type Json = Record<string, any>
 
@@ -12,8 +13,14 @@ function date(node: unknown, path: string): string | undefined {
   return m ? `${m[1]}-${m[2]}-${m[3]}` : s
 }
 
-function party(p: unknown): Json | undefined {
+/** The seller's legal ids as the request has them (seller-legal.ts); BT-33 is the party's Description. */
+function legalOf(p: unknown) {
+  return sellerLegal(text(p, 'SpecifiedLegalOrganization/ID'), attr(p, 'SpecifiedLegalOrganization/ID', 'schemeID'), text(p, 'Description'), text(p, 'PostalTradeAddress/CountryID'))
+}
+
+function party(p: unknown, seller: boolean): Json | undefined {
   if (!p) return undefined
+  const legal = seller ? legalOf(p) : undefined
   const reg = (scheme: string) => all(p, 'SpecifiedTaxRegistration').find((r) => attr(r, 'ID', 'schemeID') === scheme)
   const uri = all(p, 'URIUniversalCommunication')[0]
   const uriScheme = attr(uri, 'URIID', 'schemeID')
@@ -26,7 +33,9 @@ function party(p: unknown): Json | undefined {
     country: text(p, 'PostalTradeAddress/CountryID'),
     vat_id: reg('VA') ? text(reg('VA'), 'ID') : undefined,
     tax_number: reg('FC') ? text(reg('FC'), 'ID') : undefined,
-    legal_id: text(p, 'SpecifiedLegalOrganization/ID'),
+    legal_id: seller ? legal!.legal_id : text(p, 'SpecifiedLegalOrganization/ID'),
+    siren: legal?.siren,
+    register: legal?.register,
     contact: text(p, 'DefinedTradeContact/PersonName'),
     phone: text(p, 'DefinedTradeContact/TelephoneUniversalCommunication/CompleteNumber'),
     email: text(p, 'DefinedTradeContact/EmailURIUniversalCommunication/URIID') ?? (uriScheme === 'EM' ? text(uri, 'URIID') : undefined),
@@ -71,6 +80,7 @@ export function parseCii(doc: Json): ReceivedInvoice {
   const docAdjustments = all(settlement, 'SpecifiedTradeAllowanceCharge')
   const taxes = all(settlement, 'ApplicableTradeTax')
   const typeCode = text(header, 'TypeCode')
+  const sellerParty = all(agreement, 'SellerTradeParty')[0]
   const request = compact({
     document_type: typeCode === '381' ? 'credit_note' : 'invoice',
     invoice_number: text(header, 'ID'),
@@ -82,8 +92,9 @@ export function parseCii(doc: Json): ReceivedInvoice {
     order_reference: text(agreement, 'BuyerOrderReferencedDocument/IssuerAssignedID'),
     preceding_invoice_number: text(settlement, 'InvoiceReferencedDocument/IssuerAssignedID'),
     delivery_date: date(trade, 'ApplicableHeaderTradeDelivery/ActualDeliverySupplyChainEvent/OccurrenceDateTime'),
-    from: party(all(agreement, 'SellerTradeParty')[0]),
-    to: party(all(agreement, 'BuyerTradeParty')[0]),
+    locale: sellerParty ? legalOf(sellerParty).locale : undefined,
+    from: party(sellerParty, true),
+    to: party(all(agreement, 'BuyerTradeParty')[0], false),
     tax_exemption_reason: taxes.map((t) => text(t, 'ExemptionReason')).find(Boolean),
     payment: {
       iban: text(means, 'PayeePartyCreditorFinancialAccount/IBANID'),
@@ -110,6 +121,8 @@ export function parseCii(doc: Json): ReceivedInvoice {
       BT109: text(sums, 'TaxBasisTotalAmount'),
       BT110: taxTotal === undefined ? undefined : String(typeof taxTotal === 'object' ? taxTotal['#text'] : taxTotal),
       BT112: text(sums, 'GrandTotalAmount'),
+      BT113: text(sums, 'TotalPrepaidAmount'),
+      BT114: text(sums, 'RoundingAmount'),
       BT115: text(sums, 'DuePayableAmount'),
       groups,
     },

@@ -2,11 +2,18 @@
 // service's invoice request and the totals it states.
 import { all, attr, text } from './safe-xml.ts'
 import { compact, num, perUnit, type ReceivedInvoice } from './received.ts'
+import { sellerLegal } from './seller-legal.ts'
 
 type Json = Record<string, any>
 
-function party(p: unknown): Json | undefined {
+/** The seller's legal ids as the request has them (seller-legal.ts). */
+function legalOf(p: unknown) {
+  return sellerLegal(text(p, 'PartyLegalEntity/CompanyID'), attr(p, 'PartyLegalEntity/CompanyID', 'schemeID'), text(p, 'PartyLegalEntity/CompanyLegalForm'), text(p, 'PostalAddress/Country/IdentificationCode'))
+}
+
+function party(p: unknown, seller: boolean): Json | undefined {
   if (!p) return undefined
+  const legal = seller ? legalOf(p) : undefined
   const vat = all(p, 'PartyTaxScheme').find((t) => text(t, 'TaxScheme/ID') === 'VAT')
   const other = all(p, 'PartyTaxScheme').find((t) => text(t, 'TaxScheme/ID') !== 'VAT')
   const endpoint = attr(p, 'EndpointID', 'schemeID')
@@ -19,7 +26,9 @@ function party(p: unknown): Json | undefined {
     country: text(p, 'PostalAddress/Country/IdentificationCode'),
     vat_id: vat ? text(vat, 'CompanyID') : undefined,
     tax_number: other ? text(other, 'CompanyID') : undefined,
-    legal_id: text(p, 'PartyLegalEntity/CompanyID'),
+    legal_id: seller ? legal!.legal_id : text(p, 'PartyLegalEntity/CompanyID'),
+    siren: legal?.siren,
+    register: legal?.register,
     contact: text(p, 'Contact/Name'),
     phone: text(p, 'Contact/Telephone'),
     email: text(p, 'Contact/ElectronicMail') ?? (endpoint === 'EM' ? text(p, 'EndpointID') : undefined),
@@ -59,6 +68,7 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
     }
   })
   const means = all(doc, 'PaymentMeans')[0]
+  const sellerParty = all(doc, 'AccountingSupplierParty/Party')[0]
   const exemption = all(doc, 'TaxTotal/TaxSubtotal/TaxCategory').map((c) => text(c, 'TaxExemptionReason')).find(Boolean)
   const request = compact({
     document_type: credit || text(doc, 'InvoiceTypeCode') === '381' ? 'credit_note' : 'invoice',
@@ -70,9 +80,10 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
     buyer_reference: text(doc, 'BuyerReference'),
     order_reference: text(doc, 'OrderReference/ID'),
     preceding_invoice_number: text(doc, 'BillingReference/InvoiceDocumentReference/ID'),
+    locale: sellerParty ? legalOf(sellerParty).locale : undefined,
     delivery_date: text(doc, 'Delivery/ActualDeliveryDate'),
-    from: party(all(doc, 'AccountingSupplierParty/Party')[0]),
-    to: party(all(doc, 'AccountingCustomerParty/Party')[0]),
+    from: party(sellerParty, true),
+    to: party(all(doc, 'AccountingCustomerParty/Party')[0], false),
     tax_exemption_reason: exemption,
     payment: {
       iban: text(means, 'PayeeFinancialAccount/ID'),
@@ -103,6 +114,8 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
       BT109: text(totals, 'TaxExclusiveAmount'),
       BT110: text(inCurrency, 'TaxAmount'),
       BT112: text(totals, 'TaxInclusiveAmount'),
+      BT113: text(totals, 'PrepaidAmount'),
+      BT114: text(totals, 'PayableRoundingAmount'),
       BT115: text(totals, 'PayableAmount'),
       groups,
     },

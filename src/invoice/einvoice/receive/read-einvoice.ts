@@ -3,9 +3,11 @@
 import { badRequest } from '../../../platform/http/errors.ts'
 import { ruleFindings, xsdFindings, type Finding } from './checks.ts'
 import { extractInvoiceXml } from './extract-facturx.ts'
+import { InflateBudget } from './inflate-budget.ts'
 import { parseCii } from './parse-cii.ts'
 import { parseUbl } from './parse-ubl.ts'
 import type { ReceivedInvoice } from './received.ts'
+import { ReadDeadline } from './read-deadline.ts'
 import { parseXml } from './safe-xml.ts'
 
 export interface ReadResult {
@@ -15,9 +17,10 @@ export interface ReadResult {
   findings: Finding[]
 }
 
-export async function readEInvoice(body: Buffer, kind: 'xml' | 'pdf'): Promise<ReadResult> {
+export async function readEInvoice(body: Buffer, kind: 'xml' | 'pdf', deadline = new ReadDeadline()): Promise<ReadResult> {
   if (body.length === 0) throw badRequest('Request body is empty: send the e-invoice XML or PDF')
-  const xml = kind === 'pdf' ? await extractInvoiceXml(body) : body.toString('utf8')
+  const xml = kind === 'pdf' ? await extractInvoiceXml(body, new InflateBudget(), deadline) : body.toString('utf8')
+  deadline.check('before parsing the XML')
   const { root, doc } = parseXml(xml)
   let received: ReceivedInvoice
   let schema: 'cii' | 'Invoice' | 'CreditNote'
@@ -34,6 +37,7 @@ export async function readEInvoice(body: Buffer, kind: 'xml' | 'pdf'): Promise<R
   const source = kind === 'pdf' ? 'facturx' : received.syntax
   // The format a reply to /invoice writes again: the one the document came in (CII XML as XRechnung).
   received.request.format = source === 'cii' ? 'xrechnung' : source
-  const findings = [...(await xsdFindings(xml, schema)), ...ruleFindings(received)]
+  deadline.check('before the checks')
+  const findings = [...(await xsdFindings(xml, schema, deadline.left())), ...ruleFindings(received)]
   return { source, invoice: received.request, findings }
 }

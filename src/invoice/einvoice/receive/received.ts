@@ -11,6 +11,9 @@ export interface StatedTotals {
   BT109?: string
   BT110?: string
   BT112?: string
+  /** Paid amount and rounding amount: BT-115 = BT-112 − BT-113 + BT-114 (BR-CO-16). */
+  BT113?: string
+  BT114?: string
   BT115?: string
   /** BT-116 / BT-117 per category and rate: "S|19" → taxable, tax. */
   groups: Map<string, { taxable?: string; tax?: string }>

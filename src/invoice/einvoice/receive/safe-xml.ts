@@ -8,6 +8,9 @@ import { badRequest } from '../../../platform/http/errors.ts'
 /** CII nests about 8 levels, UBL about 6: 64 leaves room for extensions and stops stack abuse. */
 export const MAX_XML_DEPTH = 64
 
+/** An e-invoice's longest start tag (namespace declarations included) is well under 4 KB. */
+export const MAX_TAG_CHARS = 64 * 1024
+
 type Json = Record<string, any>
 
 const parser = new XMLParser({
@@ -33,10 +36,12 @@ export function parseXml(text: string): { root: string; doc: Json } {
   return { root, doc: parsed[root] as Json }
 }
 
-/** Refused before any tree is built: counts open and closed elements in one pass. */
+/** Refused before any tree is built: counts open and closed elements in one pass, and refuses a
+ *  giant tag (hundreds of thousands of attributes take the parser seconds). */
 function checkDepth(text: string): void {
   let depth = 0
-  for (const m of text.matchAll(/<(\/?)[A-Za-z_][^>]*?(\/?)>/g)) {
+  for (const m of text.matchAll(/<(\/?)[A-Za-z_][^<>]*?(\/?)>/g)) {
+    if (m[0].length > MAX_TAG_CHARS) throw badRequest(`An XML tag is longer than ${MAX_TAG_CHARS} characters`)
     if (m[1]) depth--
     else if (!m[2]) depth++
     if (depth > MAX_XML_DEPTH) throw badRequest(`XML is nested deeper than ${MAX_XML_DEPTH} elements`)
