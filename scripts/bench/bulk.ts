@@ -101,7 +101,14 @@ async function runBatch(redisUrl: string, mongoUrl: string, workers: number): Pr
         async (r) => (await r.arrayBuffer(), r.status === 200 || void (failures[String(r.status)] = (failures[String(r.status)] ?? 0) + 1), r.status === 200),
         () => ((failures.errors = (failures.errors ?? 0) + 1), false),
       )
-    // Warm every worker (process start, render thread, fonts) before the clock starts.
+    // The API answers 503 until it sees a worker: wait (bounded) for a first invoice served end to
+    // end, then warm every worker (render thread, fonts) before the clock starts.
+    for (const until = Date.now() + 120_000; ; await sleep(200)) {
+      const r = await fetch(`${base}/invoice`, { method: 'POST', headers: auth, body: JSON.stringify(invoice(99999)) }).catch(() => null)
+      await r?.arrayBuffer()
+      if (r?.status === 200) break
+      if (Date.now() > until) throw new Error(`no invoice served within 120 s (last answer ${r?.status ?? 'none'})`)
+    }
     await Promise.all(Array.from({ length: workers * 2 }, () => single()))
 
     const body = JSON.stringify(Array.from({ length: ROWS }, (_, i) => invoice(i)))
