@@ -20,7 +20,7 @@ import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/collections.ts'
-import { fmt } from './lib/http-load.ts'
+import { fmt } from './lib/harness.ts'
 import { writeBenchSection } from './lib/report.ts'
 
 const { values } = parseArgs({

@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { webhooksService } from '../../src/webhooks/service.ts'
 import { writeBenchSection } from './lib/report.ts'
-import { fmt } from './lib/http-load.ts'
+import { fmt } from './lib/harness.ts'
 
 const { values } = parseArgs({
   options: {
