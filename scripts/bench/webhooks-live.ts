@@ -95,7 +95,7 @@ async function main() {
       await s.opened.catch(() => void refused++)
     }
     let round = 0
-    const extra = new Map<string, { afterAnswer: number[]; answer: number[] }>()
+    const extra = new Map<string, { calls: number; afterAnswer: number[]; answer: number[] }>()
     const streamSide = (name: string, root: string, targets: string[]): Side => ({
       name,
       unit: 'ms p50',
@@ -104,9 +104,12 @@ async function main() {
           fetch(`${root}/hook/${targets[i % targets.length]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ bench: id }) }),
         )
         const a = await arrivals(p, received)
-        const e = extra.get(name) ?? extra.set(name, { afterAnswer: [], answer: [] }).get(name)!
-        e.afterAnswer.push(p50(a.afterAnswer))
-        e.answer.push(p50(a.answer))
+        const e = extra.get(name) ?? extra.set(name, { calls: 0, afterAnswer: [], answer: [] }).get(name)!
+        // The first call is the warm-up round (not counted).
+        if (e.calls++ > 0) {
+          e.afterAnswer.push(p50(a.afterAnswer))
+          e.answer.push(p50(a.answer))
+        }
         return latencyRound(a.latencies, a.failures)
       },
     })
