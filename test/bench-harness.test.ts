@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { closeLoadGenerator, httpSide, interleave, ratio, startReferenceServer, type ReferenceServer } from '../scripts/bench/lib/harness.ts'
+import { closeLoadGenerator, httpSide, interleave, latencyRound, ratio, startReferenceServer, type ReferenceServer } from '../scripts/bench/lib/harness.ts'
+import { arrivals, pacedSend } from '../scripts/bench/lib/paced-send.ts'
+import { openStream } from '../scripts/listen/stream.ts'
 
 function serve(status: number): Promise<{ url: string; hits: () => number; server: http.Server }> {
   let hits = 0
@@ -67,6 +69,48 @@ describe('bench harness', () => {
     assert.deepEqual(await ok.json(), { answer: 1 })
     const broken = await fetch(reference.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' })
     assert.equal(broken.status, 500)
+  })
+
+  it('the capture reference keeps a raw body, writes it to the streams of its endpoint and forwards it', async function () {
+    this.timeout(20_000)
+    const got = new Map<string, number>()
+    const bodies: string[] = []
+    const target = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        got.set(String(req.headers['x-bench-id']), performance.now())
+        bodies.push(Buffer.concat(chunks).toString())
+        res.end('ok')
+      })
+    })
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
+    const relay = await startReferenceServer('{"ok":true}', { body: 'raw', forwardTo: `http://127.0.0.1:${(target.address() as AddressInfo).port}/in` })
+    const ac = new AbortController()
+    try {
+      const events: string[] = []
+      const stream = openStream({ api: relay.url, token: 'tok', key: 'unused', signal: ac.signal, onEvent: (ev) => void (ev.event === 'capture' && events.push(JSON.parse(ev.data).body)) })
+      stream.ended.catch(() => undefined)
+      await stream.opened
+      // Not JSON: a raw reference keeps it as it came (the JSON one would answer 500).
+      const sent = await pacedSend(20, 0.5, 'r', (id) => fetch(`${relay.url}/hook/tok`, { method: 'POST', headers: { 'x-bench-id': id }, body: `not json ${id}` }))
+      assert.equal(sent.answered.size, 10)
+      const a = await arrivals(sent, got, 10_000)
+      assert.deepEqual(a.failures, {})
+      assert.equal(a.latencies.length, 10)
+      assert.deepEqual(bodies.sort(), [...sent.sent.keys()].map((id) => `not json ${id}`).sort())
+      for (let i = 0; events.length < 10 && i < 100; i++) await new Promise((r) => setTimeout(r, 50))
+      assert.deepEqual(events.sort(), bodies)
+      // A capture that never arrives is a failure of the round, not a missing figure.
+      const round = latencyRound(a.latencies, { ...a.failures, 'not arrived': 2 })
+      assert.equal(round.failed, 2)
+      assert.ok(round.rate > 0 && Math.abs(round.rate - round.p50!) < 0.1)
+    } finally {
+      ac.abort()
+      await relay.close()
+      target.closeAllConnections()
+      target.close()
+    }
   })
 
   it('refuses fewer than 3 rounds', async () => {

@@ -6,6 +6,8 @@
 //     the slots of the partitioned collection by id; on the embedded engine a write costs more as
 //     its collection grows), the ratio of PUT to the reference, and the time of a history page;
 //  3. change → signed event at a local receiver (one in-process worker): p50 and p99.
+// 20 GET/PUT pairs first warm up (not counted); a failed request or an event that never comes is
+// counted and reported, never the end of the run.
 // Appends its results to docs/benchmarks.md (replacing its own earlier section).
 //
 //   npm run bench:flags-history [-- --updates 1500 --events 100 --no-write]
@@ -32,18 +34,26 @@ const { values } = parseArgs({ options: { updates: { type: 'string', default: '1
 const UPDATES = Number(values.updates)
 const EVENTS = Number(values.events)
 const BLOCKS = 6
+const WARMUP = 20
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
 const ms = (x: number) => x.toFixed(1)
 
-async function timed(fn: () => Promise<Response>): Promise<number> {
+/** Failed requests by status ("errors": no answer): counted and left out of the times, never the end of the run. */
+const failures: Record<string, number> = {}
+const failedCount = () => Object.values(failures).reduce((a, b) => a + b, 0)
+
+async function timed(fn: () => Promise<Response>): Promise<number | null> {
   const t0 = performance.now()
-  const r = await fn()
-  await r.arrayBuffer()
-  if (!r.ok) throw new Error(`HTTP ${r.status}`)
-  return performance.now() - t0
+  const kind = await fn().then(
+    async (r) => (await r.arrayBuffer(), r.ok ? null : String(r.status)),
+    () => 'errors',
+  )
+  if (kind) failures[kind] = (failures[kind] ?? 0) + 1
+  return kind ? null : performance.now() - t0
 }
+const push = (xs: number[], x: number | null) => void (x !== null && xs.push(x))
 
 async function main() {
   const stops: Array<() => Promise<void>> = []
@@ -62,23 +72,35 @@ async function main() {
     const rules = [{ conditions: [{ attribute: 'country', operator: 'in', value: ['DE', 'AT', 'CH'] }], value: 'true' }]
     await fetch(`${project}/flags`, { method: 'POST', headers, body: JSON.stringify({ key: 'bench', enabled: true, rules }) })
 
-    // 1 + 2: GET (reference) and PUT alternate, so that both see the same machine.
-    const puts: number[] = []
-    const gets: number[] = []
-    for (let i = 0; i < UPDATES; i++) {
-      gets.push(await timed(() => fetch(`${project}/flags/bench`, { headers })))
-      puts.push(await timed(() => fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `v${i}` }) })))
+    // Warm-up (not counted, and its entries are in the history before the first block): JIT,
+    // connections, the slots' first writes.
+    for (let i = 0; i < WARMUP; i++) {
+      await timed(() => fetch(`${project}/flags/bench`, { headers }))
+      await timed(() => fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `w${i}` }) }))
     }
+    const loadBefore = os.loadavg()[0]!
+    // 1 + 2: GET (reference) and PUT alternate, so that both see the same machine.
     const size = Math.floor(UPDATES / BLOCKS)
-    const blocks = Array.from({ length: BLOCKS }, (_, b) => ({ from: b * size, put: mean(puts.slice(b * size, (b + 1) * size)), get: mean(gets.slice(b * size, (b + 1) * size)) }))
+    const putBlocks: number[][] = Array.from({ length: BLOCKS }, () => [])
+    const getBlocks: number[][] = Array.from({ length: BLOCKS }, () => [])
+    const blockLoads: number[] = []
+    for (let i = 0; i < UPDATES; i++) {
+      const b = Math.min(BLOCKS - 1, Math.floor(i / size))
+      if (i % size === 0 && blockLoads.length < BLOCKS) blockLoads.push(os.loadavg()[0]!)
+      push(getBlocks[b]!, await timed(() => fetch(`${project}/flags/bench`, { headers })))
+      push(putBlocks[b]!, await timed(() => fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `v${i}` }) })))
+    }
+    const puts = putBlocks.flat()
+    const gets = getBlocks.flat()
+    const blocks = Array.from({ length: BLOCKS }, (_, b) => ({ from: b * size, put: mean(putBlocks[b]!), get: mean(getBlocks[b]!), load: blockLoads[b]! }))
     for (const b of blocks) console.log(`history ${b.from}–${b.from + size}: PUT ${ms(b.put)} ms, GET ${ms(b.get)} ms`)
 
     // A page of history asks every slot of the partitioned collection and merges the answers.
     const pages: number[] = []
     const pageRefs: number[] = []
     for (let i = 0; i < 20; i++) {
-      pageRefs.push(await timed(() => fetch(`${project}/flags/bench`, { headers })))
-      pages.push(await timed(() => fetch(`${project}/flags/bench/history?limit=50`, { headers })))
+      push(pageRefs, await timed(() => fetch(`${project}/flags/bench`, { headers })))
+      push(pages, await timed(() => fetch(`${project}/flags/bench/history?limit=50`, { headers })))
     }
     console.log(`history page (50 entries of ${UPDATES}): ${ms(mean(pages))} ms, GET flag ${ms(mean(pageRefs))} ms`)
 
@@ -96,12 +118,18 @@ async function main() {
     await new Promise<void>((r) => rx.listen(rxPort, '127.0.0.1', r))
     await fetch(`${project}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/` }) })
     const lat: number[] = []
+    let missed = 0
     for (let i = 0; i < EVENTS; i++) {
-      const got = new Promise<void>((r) => (onEvent = r))
+      const got = new Promise<boolean>((r) => {
+        onEvent = () => r(true)
+        setTimeout(() => r(false), 10_000)
+      })
       const t0 = performance.now()
-      await fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `e${i}` }) })
-      await got
-      lat.push(performance.now() - t0)
+      const put = await timed(() => fetch(`${project}/flags/bench`, { method: 'PUT', headers, body: JSON.stringify({ default_value: `e${i}` }) }))
+      // An event not received within 10 s is counted as missed; the next change waits for its own.
+      if (put !== null && (await got)) lat.push(performance.now() - t0)
+      else if (put !== null) missed++
+      onEvent = null
     }
     console.log(`change → event: p50 ${ms(pct(lat, 50))} ms, p99 ${ms(pct(lat, 99))} ms`)
     await workers.close(2_000)
@@ -115,12 +143,13 @@ async function main() {
     const section = [
       '## Flag audit history and change webhooks (`npm run bench:flags-history`)',
       '',
-      `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} at the end; ` +
-        `${process.env.MONGO_URL ? 'MongoDB' : 'embedded engine'}, one API process, sequential requests. Reference: GET of the same flag, alternating with the PUTs.`,
+      `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), load average ${loadBefore.toFixed(1)} before the timed requests and ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} at the end; ` +
+        `${process.env.MONGO_URL ? 'MongoDB' : 'embedded engine'}, one API process, sequential requests after ${WARMUP} warm-up GET/PUT pairs (not counted). Reference: GET of the same flag, alternating with the PUTs. ` +
+        `Failed requests (counted, left out of the times): ${failedCount()}${failedCount() ? ` (${Object.entries(failures).map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}; change events not received within 10 s: ${missed}.`,
       '',
-      '| one project\'s history | PUT (ms, mean) | GET reference (ms) | PUT / GET |',
-      '|---|---|---|---|',
-      ...blocks.map((b) => `| ${b.from}–${b.from + size} entries | ${ms(b.put)} | ${ms(b.get)} | ${(b.put / b.get).toFixed(1)} |`),
+      '| one project\'s history | load (1 min) before | PUT (ms, mean) | GET reference (ms) | PUT / GET |',
+      '|---|---|---|---|---|',
+      ...blocks.map((b) => `| ${b.from}–${b.from + size} entries | ${b.load.toFixed(1)} | ${ms(b.put)} | ${ms(b.get)} | ${(b.put / b.get).toFixed(1)} |`),
       '',
       `- PUT of the last block / first block: **${(last.put / first.put).toFixed(2)}** (growth with the history: entries spread over 32 slots by id); PUT / GET over the run: ${(mean(puts) / ref).toFixed(1)}.`,
       `- A page of history (\`GET …/flags/{key}/history?limit=50\` with ${UPDATES} entries; every slot is asked and the answers merged): ${ms(mean(pages))} ms, ${(mean(pages) / mean(pageRefs)).toFixed(1)} × the GET of the flag.`,

@@ -131,13 +131,22 @@ runBench(async () => {
     await sleep(3000)
 
     const acked = new Map<string, number>()
+    // Captures not acknowledged (by status; "errors": no answer): counted, not fatal.
+    const refused: Record<string, number> = {}
     const started = Date.now()
     const sends: Promise<void>[] = []
     for (let i = 0; i < N; i++) {
       const id = `c${i}`
       sends.push(
         fetch(ep.url, { method: 'POST', headers: { 'x-bench-id': id, 'content-type': 'application/json' }, body: JSON.stringify({ i }) })
-          .then(async (r) => { await r.arrayBuffer(); if (r.status === 200) acked.set(id, Date.now()) }, () => {}),
+          .then(
+            async (r) => {
+              await r.arrayBuffer()
+              if (r.status === 200) acked.set(id, Date.now())
+              else refused[String(r.status)] = (refused[String(r.status)] ?? 0) + 1
+            },
+            () => void (refused.errors = (refused.errors ?? 0) + 1),
+          ),
       )
       await sleep(Math.max(0, started + ((i + 1) * 1000) / RATE - Date.now()))
     }
@@ -175,7 +184,7 @@ runBench(async () => {
     const retried = [...recorded.values()].filter((r) => r.n > 1)
     const probe = existsSync(probeOut) ? JSON.parse(readFileSync(probeOut, 'utf8')) : null
     console.log(`load average (1 min) during the run: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`)
-    console.log(`captures acknowledged: ${acked.size} of ${N}; arrived under the hog: ${underHog}; never arrived: ${lost.length}`)
+    console.log(`captures acknowledged: ${acked.size} of ${N} (not acknowledged: ${JSON.stringify(refused)}); arrived under the hog: ${underHog}; never arrived: ${lost.length}`)
     console.log(`forwarded more than once: ${dup} captures, ${counts.reduce((a, c) => a + Math.max(0, c - 1), 0)} extra deliveries; delivery ids per capture: ${idsPerCapture}`)
     console.log(`first arrival after the capture's 200: p50 ${(q(late, 0.5) / 1000).toFixed(1)} s, p99 ${(q(late, 0.99) / 1000).toFixed(1)} s, max ${(q(late, 1) / 1000).toFixed(1)} s`)
     console.log(`jobs declared stalled by BullMQ: ${stalled}`)

@@ -14,7 +14,11 @@ export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFrac
 /** The 1-minute load average: what else the machine was doing when a figure was taken. */
 export const loadAverage = () => os.loadavg()[0]!
 
-/** One measured round of one side. `failed` counts every request that did not succeed. */
+/**
+ * One measured round of one side. `failed` counts every request that did not succeed. `rate` is
+ * the round's figure in the side's unit: a throughput, or for a latency side its p50 (lower is
+ * better then; see latencyRound).
+ */
 export interface Round {
   rate: number
   failed: number
@@ -119,6 +123,9 @@ export function describeFailures(failures: Record<string, number> = {}): string 
 
 /** "1,234 req/s (1,100–1,300)": the median and the range of the rounds. */
 export const medianRange = (s: Summary, d = 0) => `${fmt(s.median, d)} ${s.unit} (${fmt(s.min, d)}–${fmt(s.max, d)})`
+
+/** A latency side's median and range of the rounds' p50: "12.3 ms (9.8–15.1)". */
+export const latencyRange = (s: Summary) => `${fmt(s.median)} ms (${fmt(s.min)}–${fmt(s.max)})`
 
 /** The loads seen before the rounds of some summaries: "0.8–3.1". */
 export function loadRange(...summaries: Summary[]): string {
@@ -255,10 +262,24 @@ export interface ReferenceServer {
   close(): Promise<void>
 }
 
-/** The reference server (lib/reference-server.mjs) in its own process, answering `answer`. */
-export async function startReferenceServer(answer: string, port?: number): Promise<ReferenceServer> {
+export interface ReferenceOptions {
+  port?: number
+  /** How it reads a POST body: parsed as JSON (the default) or kept raw with its lower-cased text, as a capture is. */
+  body?: 'json' | 'raw'
+  /** After answering, POST the body on to this URL (a forwarder without queue or storage). */
+  forwardTo?: string
+}
+
+/**
+ * The reference server (lib/reference-server.mjs) in its own process, answering `answer`; it also
+ * holds event streams (GET …/endpoints/<token>/stream) told of every POST /hook/<token>.
+ */
+export async function startReferenceServer(answer: string, opts: ReferenceOptions = {}): Promise<ReferenceServer> {
+  const env: NodeJS.ProcessEnv = { ...process.env, QW_REF_ANSWER: answer, QW_REF_PORT: String(opts.port ?? (await benchPort())), QW_REF_BODY: opts.body ?? 'json' }
+  if (opts.forwardTo) env.QW_REF_FORWARD = opts.forwardTo
+  else delete env.QW_REF_FORWARD
   const child = spawn(process.execPath, [REFERENCE_SERVER], {
-    env: { ...process.env, QW_REF_ANSWER: answer, QW_REF_PORT: String(port ?? (await benchPort())) },
+    env,
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const url = await new Promise<string>((resolve, reject) => {
@@ -275,4 +296,17 @@ export async function startReferenceServer(answer: string, port?: number): Promi
     child,
     close: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))),
   }
+}
+
+/** Latency percentile (ms) of sorted values; NaN when there are none. */
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
+
+/**
+ * A latency side's round from its measured latencies (ms): the figure is the p50 (unit "ms p50"),
+ * so median and range are those of the rounds' p50s and `ratio` is ours / reference (a slowdown).
+ */
+export function latencyRound(latencies: number[], failures: Record<string, number>): Omit<Round, 'load'> {
+  const sorted = [...latencies].sort((a, b) => a - b)
+  const r = (x: number) => Math.round(x * 10) / 10
+  return { rate: percentile(sorted, 50), p50: r(percentile(sorted, 50)), p99: r(percentile(sorted, 99)), failed: Object.values(failures).reduce((a, b) => a + b, 0), failures }
 }
