@@ -12,7 +12,7 @@ import { randomId } from '../platform/ids.ts'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import type { Platform } from '../platform/platform.ts'
-import { readEInvoice } from './einvoice/receive/read-einvoice.ts'
+import { readInThread } from './einvoice/receive/read-pool.ts'
 import { QUOTA_MESSAGE, renderNow } from './invoice-routes.ts'
 import { admitRender } from './await-invoice.ts'
 import { invoiceBodySchema, type InvoiceRequest } from './invoice-schema.ts'
@@ -42,7 +42,7 @@ export function receiveRouter(platform: Platform): Router {
     const kind = bodyKind(ctx)
     const body = await readRawBody(ctx, MAX_RECEIVED_BYTES, `Request body too large (at most ${MAX_RECEIVED_BYTES} bytes)`)
     const { query } = input(ctx, readQuerySchema)
-    const result = await readEInvoice(body, kind)
+    const result = await readInThread(body, kind)
     // A readable PDF is rendered from the request as read, so it must be one /invoice would take.
     let pdfRequest: InvoiceRequest | undefined
     if (query.output === 'pdf') {
