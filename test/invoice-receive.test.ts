@@ -19,6 +19,8 @@ import { deflateSync } from 'node:zlib'
 import { spawn } from 'node:child_process'
 import { readEInvoice } from '../src/invoice/einvoice/receive/read-einvoice.ts'
 import { ReadDeadline } from '../src/invoice/einvoice/receive/read-deadline.ts'
+import { readInThread } from '../src/invoice/einvoice/receive/read-pool.ts'
+import type { HttpError } from '../src/platform/http/errors.ts'
 import { xsdFindings } from '../src/invoice/einvoice/receive/checks.ts'
 import { until } from './helpers/wait.ts'
 
@@ -224,6 +226,18 @@ describe('invoice API: receiving e-invoices', () => {
       assertJsonError(await reading, 400, /no invoice lines/)
       assert.ok(answeredWhileReading > 5, `${answeredWhileReading} requests were answered while the document was read`)
       assert.equal(await usage(), before)
+    })
+
+    it('a read still parsing when it must stop has its thread ended: 503, and the next read works', async () => {
+      const xml = Buffer.from(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2">${'<b>1</b>'.repeat(256 * 1024)}</Invoice>`)
+      // The thread's own deadline is far away, so only the stop from outside can end this read.
+      await assert.rejects(readInThread(xml, 'xml', { deadlineMs: 60_000, hardStopMs: 300 }), (err: HttpError) => {
+        assert.equal(err.status, 503)
+        assert.match(err.message, /could not be read within/)
+        return true
+      })
+      const ok = await read(written.get('ubl')!, 'application/xml')
+      assert.equal(ok.status, 200, ok.text)
     })
 
     it('compressed-stream bombs in a PDF: 413 for each, and the peak RSS grows by less than 200 MB', async () => {

@@ -27,15 +27,20 @@ function readPool(): Piscina {
 /** Grace past the deadline the thread checks itself, before its thread is ended from here. */
 const HARD_STOP_GRACE_MS = 2_000
 
-export async function readInThread(body: Buffer, kind: 'xml' | 'pdf', deadlineMs = READ_DEADLINE_MS): Promise<ReadResult> {
+/** `hardStopMs`: when the thread is ended from here (tests set it apart from the deadline). */
+export async function readInThread(
+  body: Buffer,
+  kind: 'xml' | 'pdf',
+  { deadlineMs = READ_DEADLINE_MS, hardStopMs = deadlineMs + HARD_STOP_GRACE_MS }: { deadlineMs?: number; hardStopMs?: number } = {},
+): Promise<ReadResult> {
   const task: ReadTask = { body, kind, deadlineMs }
   let answer: ReadAnswer
   try {
-    answer = await readPool().run(task, { signal: AbortSignal.timeout(deadlineMs + HARD_STOP_GRACE_MS) })
+    answer = await readPool().run(task, { signal: AbortSignal.timeout(hardStopMs) })
   } catch (err) {
     const name = (err as Error)?.name
     if (name === 'AbortError' || name === 'TimeoutError') {
-      throw unavailable(`The e-invoice could not be read within ${deadlineMs / 1000} s: the service is busy; please retry. This request was not counted.`, 5)
+      throw unavailable(`The e-invoice could not be read within ${Math.round(hardStopMs / 1000)} s: the service is busy; please retry. This request was not counted.`, 5)
     }
     if (/queue is at limit/i.test((err as Error)?.message ?? '')) {
       throw unavailable('Too many e-invoices are being read at once; please retry. This request was not counted.', 5)
