@@ -378,6 +378,9 @@ export function conditionCost(c: Condition): number {
     case 'percent':
       return 1
     case 'matches':
+      // `^qa-` is tested as startsWith before the memo: as cheap as a plain comparison for the
+      // users the prefix excludes (most of them), so it goes first.
+      return c.case_insensitive !== true && anchoredLiteral(c.value) ? 0 : 2
     case 'semver_eq':
     case 'semver_gt':
     case 'semver_gte':
