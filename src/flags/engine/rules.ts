@@ -136,13 +136,36 @@ export function compileFlag(def: FlagDefinition, segments: SegmentConditions = N
   const matchers = def.rules.map((r) => compileRule(def.key, r, segments))
   const results = def.rules.map((r, i) => serve(r.value, r.variants, r.stickiness, 'TARGETING_MATCH', i))
   const n = matchers.length
+  return { ...base, evaluate: evaluator(matchers, results, fallback) }
+}
+
+type Serve = (ctx: EvalContext) => Evaluation
+
+/**
+ * The first matching rule's result, else the fallback. Up to three rules (most flags) without a
+ * loop over arrays: each call site then sees the rules of one position only.
+ */
+function evaluator(matchers: Matcher[], results: Serve[], fallback: Serve): (ctx: EvalContext) => Evaluation {
+  const n = matchers.length
+  if (n === 0) return fallback
+  if (n === 1) {
+    const [m0, r0] = [matchers[0]!, results[0]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : fallback(ctx))
+  }
+  if (n === 2) {
+    const [m0, m1, r0, r1] = [matchers[0]!, matchers[1]!, results[0]!, results[1]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : m1(ctx) ? r1(ctx) : fallback(ctx))
+  }
+  if (n === 3) {
+    const [m0, m1, m2, r0, r1, r2] = [matchers[0]!, matchers[1]!, matchers[2]!, results[0]!, results[1]!, results[2]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : m1(ctx) ? r1(ctx) : m2(ctx) ? r2(ctx) : fallback(ctx))
+  }
   return {
-    ...base,
-    evaluate(ctx) {
+    evaluate(ctx: EvalContext) {
       for (let i = 0; i < n; i++) if (matchers[i]!(ctx)) return results[i]!(ctx)
       return fallback(ctx)
     },
-  }
+  }.evaluate
 }
 
 /** Convenience for one-off evaluations (tests, tools); the service evaluates precompiled flags. */
