@@ -8,6 +8,7 @@
 import { disabledValue, type FlagType } from './flag-types.ts'
 import { compileCondition, conditionCost, type Condition, type Matcher } from './operators.ts'
 import { compileSplit, type Split, type Variant } from './variants.ts'
+import type { EvalContext } from './context.ts'
 
 export { OPERATORS, type Operator, type Condition } from './operators.ts'
 export type { FlagType } from './flag-types.ts'
@@ -48,8 +49,7 @@ export interface Evaluation {
 
 export const DISABLED_VALUE = 'false'
 
-/** Attributes as the engine sees them: strings only, no prototype (so "constructor" is not an attribute). */
-export type EvalContext = { readonly [attribute: string]: string | undefined }
+export type { EvalContext } from './context.ts'
 
 export const EMPTY_CONTEXT: EvalContext = Object.freeze(Object.create(null))
 
@@ -60,7 +60,8 @@ const NO_INHERITED_NAMES: object = Object.freeze(Object.create(null))
 
 /**
  * Scalars become strings (numbers as JavaScript prints them, booleans as "true"/"false");
- * null, objects and arrays are left out, so conditions on them never match.
+ * null, objects and arrays are left out, so conditions on them never match. The engine reads a
+ * plain object the same way in place (context.ts): see inPlaceContext for when a copy is needed.
  */
 export function normalizeContext(raw: Record<string, unknown> | null | undefined): EvalContext {
   const out: Record<string, string> = Object.create(NO_INHERITED_NAMES)
@@ -72,6 +73,16 @@ export function normalizeContext(raw: Record<string, unknown> | null | undefined
     else if (typeof v === 'boolean') out[k] = v ? 'true' : 'false'
   }
   return out
+}
+
+/**
+ * `raw` itself when the engine may read it in place (a plain object: its prototype is
+ * Object.prototype, or none, or it is a normalised context), else its normalised copy (a class
+ * instance's prototype may hold scalar attributes the copy would not have).
+ */
+export function inPlaceContext(raw: Record<string, unknown>): EvalContext {
+  const p = Object.getPrototypeOf(raw)
+  return p === Object.prototype || p === null || p === NO_INHERITED_NAMES ? raw : normalizeContext(raw)
 }
 
 /** A project's segments by name: their conditions. */
