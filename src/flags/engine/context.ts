@@ -17,20 +17,24 @@ export function scalarText(v: unknown): string | undefined {
   return undefined
 }
 
-/** The attribute `a` of `ctx` as a string, or undefined when absent or not a scalar. */
-export function attr(ctx: EvalContext, a: string): string | undefined {
-  const v = ctx[a]
+/**
+ * An attribute's value as a string, or undefined when absent or not a scalar. Callers read the
+ * attribute themselves (`textOf(ctx[a])`): a property read inside a shared helper would share one
+ * inline cache among every condition's attribute names, where each condition's own read stays
+ * monomorphic (the mixed workload measured about 8 M/s with the read inside the helper, 12 without,
+ * in alternating processes at load 6-9).
+ */
+export function textOf(v: unknown): string | undefined {
   return typeof v === 'string' ? v : v === undefined ? undefined : scalarText(v)
 }
 
 /**
- * The attribute as a number for the number operators: a finite number as it is, a string in
- * decimal notation parsed (parseNumber), anything else NaN (which compares false with
- * everything). The same as parseNumber(attr(ctx, a)) with NaN for absent, without printing a
- * number only to parse it back.
+ * An attribute's value as a number for the number operators: a finite number as it is, a string
+ * in decimal notation parsed (`parse`, operators.ts parseNumber), anything else NaN (which
+ * compares false with everything). The same as parse(textOf(v)) with NaN for absent, without
+ * printing a number only to parse it back.
  */
-export function numberAttr(ctx: EvalContext, a: string, parse: (s: string) => number): number {
-  const v = ctx[a]
+export function numberOf(v: unknown, parse: (s: string) => number): number {
   if (typeof v === 'number') return Number.isFinite(v) ? v : NaN
   return typeof v === 'string' ? parse(v) : NaN
 }

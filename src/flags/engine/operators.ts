@@ -8,7 +8,7 @@ import ipaddr from 'ipaddr.js'
 import { RE2JS } from 're2js'
 import semver from 'semver'
 import { clock } from '../../platform/clock.ts'
-import { attr, numberAttr, scalarText, type EvalContext } from './context.ts'
+import { numberOf, scalarText, textOf, type EvalContext } from './context.ts'
 import { rolloutBuckets } from './percent-bucket.ts'
 
 export const STRING_OPERATORS = ['eq', 'neq', 'contains', 'not_contains', 'starts_with', 'ends_with'] as const
@@ -293,7 +293,7 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
     // boolean attribute is printed only when the string comparison failed).
     const v = c.value
     return (ctx) => {
-      const x = attr(ctx, a)
+      const x = textOf(ctx[a])
       return x === v || (typeof x !== 'string' && scalarText(x) === v)
     }
   }
@@ -303,18 +303,18 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
   if (c.negate === true) {
     const absent = !missing
     return (ctx) => {
-      const x = attr(ctx, a)
+      const x = textOf(ctx[a])
       return x === undefined ? absent : !test(x)
     }
   }
   if (missing) {
     return (ctx) => {
-      const x = attr(ctx, a)
+      const x = textOf(ctx[a])
       return x === undefined || test(x)
     }
   }
   return (ctx) => {
-    const x = attr(ctx, a)
+    const x = textOf(ctx[a])
     return x !== undefined && test(x)
   }
 }
@@ -331,14 +331,14 @@ function directMatcher(c: Condition): Matcher | null {
     case 'in': {
       const set = new Set(c.value)
       return (ctx) => {
-        const x = attr(ctx, a)
+        const x = textOf(ctx[a])
         return x !== undefined && set.has(x)
       }
     }
     case 'not_in': {
       const set = new Set(c.value)
       return (ctx) => {
-        const x = attr(ctx, a)
+        const x = textOf(ctx[a])
         return x === undefined || !set.has(x)
       }
     }
@@ -348,12 +348,12 @@ function directMatcher(c: Condition): Matcher | null {
       const v = typeof c.value === 'string' ? c.value : c.value[0]!
       if (c.operator === 'starts_with') {
         return (ctx) => {
-          const x = attr(ctx, a)
+          const x = textOf(ctx[a])
           return x !== undefined && x.startsWith(v)
         }
       }
       return (ctx) => {
-        const x = attr(ctx, a)
+        const x = textOf(ctx[a])
         return x !== undefined && x.endsWith(v)
       }
     }
@@ -363,10 +363,10 @@ function directMatcher(c: Condition): Matcher | null {
     case 'lte': {
       const v = c.value
       // NaN compares false with everything: a value that is not a number never matches.
-      if (c.operator === 'gt') return (ctx) => numberAttr(ctx, a, parseNumber) > v
-      if (c.operator === 'gte') return (ctx) => numberAttr(ctx, a, parseNumber) >= v
-      if (c.operator === 'lt') return (ctx) => numberAttr(ctx, a, parseNumber) < v
-      return (ctx) => numberAttr(ctx, a, parseNumber) <= v
+      if (c.operator === 'gt') return (ctx) => numberOf(ctx[a], parseNumber) > v
+      if (c.operator === 'gte') return (ctx) => numberOf(ctx[a], parseNumber) >= v
+      if (c.operator === 'lt') return (ctx) => numberOf(ctx[a], parseNumber) < v
+      return (ctx) => numberOf(ctx[a], parseNumber) <= v
     }
     default:
       return null
