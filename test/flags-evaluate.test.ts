@@ -224,6 +224,9 @@ describe('flags API: evaluation', () => {
 
     it('bad bodies get the same JSON errors as on any other route', async () => {
       assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","__proto__":{"x":1}}` }), 400, 'Malformed JSON body')
+      // The same key spelled with \u escapes (here and in the context) is refused too.
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","\\u005f\\u005Fproto__":{"x":1}}` }), 400, 'Malformed JSON body')
+      assertJsonError(await call('POST', `${api}/evaluate`, { raw: `{"sdk_key":"${t.sdkKey}","context":{"__pr\\u006fto__":{"x":1}}}` }), 400, 'Malformed JSON body')
       assertJsonError(await call('POST', `${api}/evaluate`, { raw: '{"sdk_key":' }), 400, 'Malformed JSON body')
       assertJsonError(await call('POST', `${api}/evaluate`, { raw: JSON.stringify(body()), headers: { 'content-type': 'text/plain' } }), 415)
       const huge = JSON.stringify({ sdk_key: t.sdkKey, context: { pad: 'x'.repeat(1024 * 1024) } })

@@ -47,6 +47,8 @@ export interface Copy {
   set: FlagSetV1
   compiled: CompiledFlagSet
   source: 'service' | 'file'
+  /** Keeps the shared set (and its compiled flags) alive while this copy is in use. */
+  shared: SharedSet
 }
 
 /** The service refused the key (401/403): retrying will not help. */
@@ -64,21 +66,33 @@ export interface SyncEvents {
   reachability(reachable: boolean, error: string | null): void
 }
 
-/**
- * Compiled sets by flag set and tag, shared by the providers of one process (several OpenFeature
- * domains, or many providers in a benchmark): compiling (regular expressions above all) is the
- * largest cost of an update, and a compiled set is pure, so one copy serves every provider.
- */
-const compiledSets = new Map<string, WeakRef<CompiledFlagSet>>()
+/** A flag set as read and compiled once, with the changes from the sets it replaced. */
+interface SharedSet {
+  set: FlagSetV1
+  compiled: CompiledFlagSet
+  /** changedKeys(before, set) by the before set's tag. */
+  changedFrom: Map<string, string[]>
+}
 
-function compiledOf(set: FlagSetV1): CompiledFlagSet {
-  const id = `${set.project}/${set.environment}/${set.etag}`
-  const hit = compiledSets.get(id)?.deref()
+/**
+ * Sets by flag set and tag, shared by the providers of one process (several OpenFeature domains,
+ * or many providers in a benchmark): compiling (regular expressions above all), parsing the answer
+ * and comparing it with the previous set are the costs of an update, and the tag names the set's
+ * content (a hash of its definitions), so one read serves every provider that fetches that tag.
+ */
+const sharedSets = new Map<string, WeakRef<SharedSet>>()
+const sharedId = (project: string, environment: string, etag: string) => `${project}/${environment}/${etag}`
+
+/** The shared set of `set`; only sets the service answered are shared (never a saved file's). */
+function sharedOf(set: FlagSetV1, fromService: boolean): SharedSet {
+  const id = sharedId(set.project, set.environment, set.etag)
+  const hit = sharedSets.get(id)?.deref()
   if (hit) return hit
-  const compiled = compileFlagSet(set.flags, set.segments)
-  for (const [k, ref] of compiledSets) if (!ref.deref()) compiledSets.delete(k)
-  compiledSets.set(id, new WeakRef(compiled))
-  return compiled
+  const shared: SharedSet = { set, compiled: compileFlagSet(set.flags, set.segments), changedFrom: new Map() }
+  if (!fromService) return shared
+  for (const [k, ref] of sharedSets) if (!ref.deref()) sharedSets.delete(k)
+  sharedSets.set(id, new WeakRef(shared))
+  return shared
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -200,6 +214,16 @@ export class FlagSetSync {
       await res.body?.cancel()
       return this.reached(told)
     }
+    // A set this process has already read (another provider of the same environment fetched the
+    // same tag, as all of them do after a change): its answer need not be read again.
+    const etag = res.status === 200 && this.copy ? res.headers.get('etag') : null
+    const known = etag ? sharedSets.get(sharedId(this.copy!.set.project, this.copy!.set.environment, etag.replace(/^W\//, '').replaceAll('"', '')))?.deref() : undefined
+    if (known) {
+      await res.body?.cancel()
+      this.use(known.set, 'service', Date.now())
+      this.reached(told)
+      return this.save(known.set)
+    }
     const text = await res.text().catch(() => '')
     if (res.status === 401 || res.status === 403) {
       let msg = text
@@ -242,11 +266,16 @@ export class FlagSetSync {
 
   private use(set: FlagSetV1, source: 'service' | 'file', confirmedAt: number): void {
     const before = this.copy?.set
-    const compiled = compiledOf(set)
-    this.copy = { set, compiled, source }
+    const shared = sharedOf(set, source === 'service')
+    this.copy = { set: shared.set, compiled: shared.compiled, source, shared }
     this.confirmedAt = confirmedAt
     if (before?.etag === set.etag) return
-    this.events.changed(changedKeys(before, set))
+    let changed = before ? shared.changedFrom.get(before.etag) : undefined
+    if (!changed) {
+      changed = changedKeys(before, shared.set)
+      if (before) shared.changedFrom.set(before.etag, changed)
+    }
+    this.events.changed([...changed])
   }
 
   private async readSaved(): Promise<SavedCopy | null> {

@@ -39,11 +39,13 @@ export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
 export const MAX_CONTEXT_ATTRIBUTES = 100
 export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes`
 
-/** More than MAX_CONTEXT_ATTRIBUTES own attributes, counted without building a list (the provider checks every call). */
+/**
+ * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes. The provider checks every call:
+ * Object.keys copies V8's cached key list of the object's shape, where counting with for…in and
+ * Object.hasOwn cost a lookup per key.
+ */
 export function tooManyAttributes(c: object): boolean {
-  let n = 0
-  for (const k in c) if (Object.hasOwn(c, k) && ++n > MAX_CONTEXT_ATTRIBUTES) return true
-  return false
+  return Object.keys(c).length > MAX_CONTEXT_ATTRIBUTES
 }
 
 /** `context` must be an object when present; non-scalar attributes are ignored (never match). */

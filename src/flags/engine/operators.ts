@@ -8,6 +8,7 @@ import ipaddr from 'ipaddr.js'
 import { RE2JS } from 're2js'
 import semver from 'semver'
 import { clock } from '../../platform/clock.ts'
+import { numberOf, scalarText, textOf, type EvalContext } from './context.ts'
 import { rolloutBuckets } from './percent-bucket.ts'
 
 export const STRING_OPERATORS = ['eq', 'neq', 'contains', 'not_contains', 'starts_with', 'ends_with'] as const
@@ -140,7 +141,7 @@ export function anchoredLiteral(pattern: string): { prefix: string; whole: boole
   if (prefix === '') return null
   return { prefix, whole: end === pattern.length }
 }
-export type Matcher = (ctx: { readonly [attribute: string]: string | undefined }) => boolean
+export type Matcher = (ctx: EvalContext) => boolean
 
 const lower = (s: string) => s.toLowerCase()
 
@@ -288,9 +289,13 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
     return () => (before ? clock.nowMs() < v : clock.nowMs() > v) !== neg
   }
   if (c.operator === 'eq' && c.case_insensitive !== true && c.negate !== true) {
-    // The seed's commonest condition, kept to one property read and one comparison.
+    // The seed's commonest condition, kept to one property read and one comparison (a number or
+    // boolean attribute is printed only when the string comparison failed).
     const v = c.value
-    return (ctx) => ctx[a] === v
+    return (ctx) => {
+      const x = textOf(ctx[a])
+      return x === v || (typeof x !== 'string' && scalarText(x) === v)
+    }
   }
   const direct = directMatcher(c)
   if (direct) return direct
@@ -298,18 +303,18 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
   if (c.negate === true) {
     const absent = !missing
     return (ctx) => {
-      const x = ctx[a]
+      const x = textOf(ctx[a])
       return x === undefined ? absent : !test(x)
     }
   }
   if (missing) {
     return (ctx) => {
-      const x = ctx[a]
+      const x = textOf(ctx[a])
       return x === undefined || test(x)
     }
   }
   return (ctx) => {
-    const x = ctx[a]
+    const x = textOf(ctx[a])
     return x !== undefined && test(x)
   }
 }
@@ -326,14 +331,14 @@ function directMatcher(c: Condition): Matcher | null {
     case 'in': {
       const set = new Set(c.value)
       return (ctx) => {
-        const x = ctx[a]
+        const x = textOf(ctx[a])
         return x !== undefined && set.has(x)
       }
     }
     case 'not_in': {
       const set = new Set(c.value)
       return (ctx) => {
-        const x = ctx[a]
+        const x = textOf(ctx[a])
         return x === undefined || !set.has(x)
       }
     }
@@ -343,12 +348,12 @@ function directMatcher(c: Condition): Matcher | null {
       const v = typeof c.value === 'string' ? c.value : c.value[0]!
       if (c.operator === 'starts_with') {
         return (ctx) => {
-          const x = ctx[a]
+          const x = textOf(ctx[a])
           return x !== undefined && x.startsWith(v)
         }
       }
       return (ctx) => {
-        const x = ctx[a]
+        const x = textOf(ctx[a])
         return x !== undefined && x.endsWith(v)
       }
     }
@@ -358,10 +363,10 @@ function directMatcher(c: Condition): Matcher | null {
     case 'lte': {
       const v = c.value
       // NaN compares false with everything: a value that is not a number never matches.
-      if (c.operator === 'gt') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) > v }
-      if (c.operator === 'gte') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) >= v }
-      if (c.operator === 'lt') return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) < v }
-      return (ctx) => { const x = ctx[a]; return x !== undefined && parseNumber(x) <= v }
+      if (c.operator === 'gt') return (ctx) => numberOf(ctx[a], parseNumber) > v
+      if (c.operator === 'gte') return (ctx) => numberOf(ctx[a], parseNumber) >= v
+      if (c.operator === 'lt') return (ctx) => numberOf(ctx[a], parseNumber) < v
+      return (ctx) => numberOf(ctx[a], parseNumber) <= v
     }
     default:
       return null
@@ -378,6 +383,9 @@ export function conditionCost(c: Condition): number {
     case 'percent':
       return 1
     case 'matches':
+      // `^qa-` is tested as startsWith before the memo: as cheap as a plain comparison for the
+      // users the prefix excludes (most of them), so it goes first.
+      return c.case_insensitive !== true && anchoredLiteral(c.value) ? 0 : 2
     case 'semver_eq':
     case 'semver_gt':
     case 'semver_gte':

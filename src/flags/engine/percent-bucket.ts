@@ -52,19 +52,39 @@ export function rolloutBuckets(flagKey: string): (value: string) => number {
   const rest = key.subarray(whole)
   let restBlock = 0
   for (let i = 0; i < rest.length; i++) restBlock |= rest[i]! << (8 * i)
+  const restLength = rest.length
   return (value) => {
     let h1 = prefix
     let k1 = restBlock
-    let n = rest.length
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i)
-      if (c >= 0x80) return bucketBasisPoints(flagKey, value)
-      k1 |= c << (8 * n)
-      if (++n === 4) {
+    let n = restLength
+    const length = value.length
+    let i = 0
+    // The key's partial block first, then whole blocks of four characters (one test of the four
+    // for non-ASCII, one mix), then the tail.
+    if (n > 0) {
+      for (; n < 4 && i < length; i++, n++) {
+        const c = value.charCodeAt(i)
+        if (c >= 0x80) return bucketBasisPoints(flagKey, value)
+        k1 |= c << (8 * n)
+      }
+      if (n === 4) {
         h1 = mixBlock(h1, k1)
         k1 = 0
         n = 0
       }
+    }
+    for (; i + 4 <= length; i += 4) {
+      const c0 = value.charCodeAt(i)
+      const c1 = value.charCodeAt(i + 1)
+      const c2 = value.charCodeAt(i + 2)
+      const c3 = value.charCodeAt(i + 3)
+      if ((c0 | c1 | c2 | c3) >= 0x80) return bucketBasisPoints(flagKey, value)
+      h1 = mixBlock(h1, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24))
+    }
+    for (; i < length; i++, n++) {
+      const c = value.charCodeAt(i)
+      if (c >= 0x80) return bucketBasisPoints(flagKey, value)
+      k1 |= c << (8 * n)
     }
     if (n > 0) h1 ^= scramble(k1)
     h1 ^= key.length + value.length

@@ -8,6 +8,7 @@
 import { disabledValue, type FlagType } from './flag-types.ts'
 import { compileCondition, conditionCost, type Condition, type Matcher } from './operators.ts'
 import { compileSplit, type Split, type Variant } from './variants.ts'
+import type { EvalContext } from './context.ts'
 
 export { OPERATORS, type Operator, type Condition } from './operators.ts'
 export type { FlagType } from './flag-types.ts'
@@ -48,8 +49,7 @@ export interface Evaluation {
 
 export const DISABLED_VALUE = 'false'
 
-/** Attributes as the engine sees them: strings only, no prototype (so "constructor" is not an attribute). */
-export type EvalContext = { readonly [attribute: string]: string | undefined }
+export type { EvalContext } from './context.ts'
 
 export const EMPTY_CONTEXT: EvalContext = Object.freeze(Object.create(null))
 
@@ -60,7 +60,8 @@ const NO_INHERITED_NAMES: object = Object.freeze(Object.create(null))
 
 /**
  * Scalars become strings (numbers as JavaScript prints them, booleans as "true"/"false");
- * null, objects and arrays are left out, so conditions on them never match.
+ * null, objects and arrays are left out, so conditions on them never match. The engine reads a
+ * plain object the same way in place (context.ts): see inPlaceContext for when a copy is needed.
  */
 export function normalizeContext(raw: Record<string, unknown> | null | undefined): EvalContext {
   const out: Record<string, string> = Object.create(NO_INHERITED_NAMES)
@@ -72,6 +73,16 @@ export function normalizeContext(raw: Record<string, unknown> | null | undefined
     else if (typeof v === 'boolean') out[k] = v ? 'true' : 'false'
   }
   return out
+}
+
+/**
+ * `raw` itself when the engine may read it in place (a plain object: its prototype is
+ * Object.prototype, or none, or it is a normalised context), else its normalised copy (a class
+ * instance's prototype may hold scalar attributes the copy would not have).
+ */
+export function inPlaceContext(raw: Record<string, unknown>): EvalContext {
+  const p = Object.getPrototypeOf(raw)
+  return p === Object.prototype || p === null || p === NO_INHERITED_NAMES ? raw : normalizeContext(raw)
 }
 
 /** A project's segments by name: their conditions. */
@@ -136,13 +147,36 @@ export function compileFlag(def: FlagDefinition, segments: SegmentConditions = N
   const matchers = def.rules.map((r) => compileRule(def.key, r, segments))
   const results = def.rules.map((r, i) => serve(r.value, r.variants, r.stickiness, 'TARGETING_MATCH', i))
   const n = matchers.length
+  return { ...base, evaluate: evaluator(matchers, results, fallback) }
+}
+
+type Serve = (ctx: EvalContext) => Evaluation
+
+/**
+ * The first matching rule's result, else the fallback. Up to three rules (most flags) without a
+ * loop over arrays: each call site then sees the rules of one position only.
+ */
+function evaluator(matchers: Matcher[], results: Serve[], fallback: Serve): (ctx: EvalContext) => Evaluation {
+  const n = matchers.length
+  if (n === 0) return fallback
+  if (n === 1) {
+    const [m0, r0] = [matchers[0]!, results[0]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : fallback(ctx))
+  }
+  if (n === 2) {
+    const [m0, m1, r0, r1] = [matchers[0]!, matchers[1]!, results[0]!, results[1]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : m1(ctx) ? r1(ctx) : fallback(ctx))
+  }
+  if (n === 3) {
+    const [m0, m1, m2, r0, r1, r2] = [matchers[0]!, matchers[1]!, matchers[2]!, results[0]!, results[1]!, results[2]!]
+    return (ctx) => (m0(ctx) ? r0(ctx) : m1(ctx) ? r1(ctx) : m2(ctx) ? r2(ctx) : fallback(ctx))
+  }
   return {
-    ...base,
-    evaluate(ctx) {
+    evaluate(ctx: EvalContext) {
       for (let i = 0; i < n; i++) if (matchers[i]!(ctx)) return results[i]!(ctx)
       return fallback(ctx)
     },
-  }
+  }.evaluate
 }
 
 /** Convenience for one-off evaluations (tests, tools); the service evaluates precompiled flags. */

@@ -3,6 +3,7 @@
 // attribute, 0..9999, the same hash as percent rollouts with its own prefix so that a user's
 // variant does not follow their rollout bucket) picks a variant by the variants' bucket ranges (laid out contiguously in the listed order when the split is new, then
 // kept with the flag: variant-allocation.ts), so a change of weights moves only the users it must.
+import { textOf, type EvalContext } from './context.ts'
 import { rolloutBuckets } from './percent-bucket.ts'
 import { basisPoints, rangesOf } from './variant-allocation.ts'
 
@@ -41,14 +42,14 @@ export function invalidSplit(variants: Variant[]): string | null {
   return null
 }
 
-type Ctx = { readonly [attribute: string]: string | undefined }
+type Ctx = EvalContext
 
 /** The bucket (0..9999) of a user for this flag's variants. */
 export function variantBucketer(flagKey: string, stickiness: string | undefined): (ctx: Ctx) => number {
   const bucket = rolloutBuckets(`${flagKey}:variants:`)
-  if (stickiness !== undefined) return (ctx) => bucket(ctx[stickiness] ?? '')
+  if (stickiness !== undefined) return (ctx) => bucket(textOf(ctx[stickiness]) ?? '')
   // Without an id every such user gets the same (first-bucket) variant: deterministic, never random.
-  return (ctx) => bucket(ctx.targetingKey ?? ctx.user_id ?? '')
+  return (ctx) => bucket(textOf(ctx.targetingKey) ?? textOf(ctx.user_id) ?? '')
 }
 
 /** Picks one of `results` (one per variant, in order) by the user's bucket and the buckets each variant owns. */

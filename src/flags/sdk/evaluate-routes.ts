@@ -8,7 +8,7 @@ import { endSoon } from '../../platform/http/end-soon.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../../platform/http/validate.ts'
 import type { FlagCache, ProjectSnapshot, SdkKeyEntry } from './flag-cache.ts'
-import { EMPTY_CONTEXT, normalizeContext, NOT_FOUND, type CompiledFlag, type Evaluation } from '../engine/rules.ts'
+import { EMPTY_CONTEXT, inPlaceContext, NOT_FOUND, type CompiledFlag, type Evaluation } from '../engine/rules.ts'
 import type { EvaluationGate } from './sdk-auth.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
 import { ANY_ORIGIN_POLICY, corsByProject, pushCorsHead } from './evaluation-cors.ts'
@@ -39,7 +39,8 @@ function nativeResult(r: Evaluation) {
 
 /** Writes the answer of a valid evaluate body from a project's snapshot. */
 function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
-  const context = body.context ? normalizeContext(body.context) : EMPTY_CONTEXT
+  // The parsed body's context is read in place (engine/context.ts): a plain object of JSON values.
+  const context = body.context ? inPlaceContext(body.context) : EMPTY_CONTEXT
   // The answer is written by hand from each result's memoised piece: on a request of ten flags,
   // building and stringifying a fresh object cost as much as evaluating.
   let json = '{"flags":{'
