@@ -12,13 +12,13 @@ import { pathToFileURL } from 'node:url'
 import { isMainThread, parentPort, Worker } from 'node:worker_threads'
 import pdfmake from 'pdfmake'
 import { buildInvoiceDocument } from '../../../src/invoice/pdf/document.ts'
-import { pdfmakeFonts } from '../../../src/invoice/pdf/fonts.ts'
+import { pdfmakeFonts, READABLE_FONT_FILES } from '../../../src/invoice/pdf/fonts.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../../../src/invoice/invoice-schema.ts'
 import { invoiceOfLines } from './invoice-20.ts'
 
 // As the service sets them (src/invoice/pdf/render.ts); a Helvetica invoice reads no file through pdfmake.
 pdfmake.setUrlAccessPolicy(() => false)
-pdfmake.setLocalAccessPolicy(() => false)
+pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path))
 
 const requests = new Map<number, InvoiceRequest>()
 const requestOf = (lines: number) => {
