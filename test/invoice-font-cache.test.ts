@@ -81,10 +81,10 @@ describe('invoice fonts: parsed once per thread, subset per document', () => {
     const script = `
       import pdfmake from 'pdfmake'
       import { buildInvoiceDocument } from './src/invoice/pdf/document.ts'
-      import { pdfmakeFonts } from './src/invoice/pdf/fonts.ts'
+      import { pdfmakeFonts, READABLE_FONT_FILES } from './src/invoice/pdf/fonts.ts'
       const { doc, base } = buildInvoiceDocument(JSON.parse(process.argv[1]), { today: '2026-11-02' })
       pdfmake.setUrlAccessPolicy(() => false)
-      pdfmake.setLocalAccessPolicy(() => false)
+      pdfmake.setLocalAccessPolicy((path) => READABLE_FONT_FILES.includes(path))
       pdfmake.setFonts(pdfmakeFonts(base))
       process.stdout.write((await pdfmake.createPdf(doc).getBuffer()).toString('base64'))`
     const stock = Buffer.from(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, JSON.stringify(plain)], { encoding: 'utf8', timeout: 25_000 }), 'base64')
