@@ -17,9 +17,10 @@ const EINVOICE_WARM_DELAY_MS = 20_000
 // RSS then climbed ~20 % over the first thousands of renders. Capping it at 8 MB kept RSS flat but
 // cost a fifth of a render in garbage collection (scavenges every ~3 MB, survivors promoted and
 // collected again by the old generation: 11.6 of a render thread's 33 ms per invoice in the
-// profile). Instead the threads start with the young generation they would grow to (16 MB
-// semi-spaces, 48 MB in all): memory is as high from the first render as it would end up, and
-// flat from there; a render collects as little as stock pdfmake does.
+// profile; 2.7 ms without the cap). Instead the threads start with the young generation they would
+// grow to (16 MB semi-spaces, 48 MB in all), so that memory is as high from the first render as it
+// would end up rather than creeping up. Not yet confirmed on a quiet machine: at load 10–14 the
+// RSS reading of bench:invoice swung as much with the 8 MB cap as without (docs/benchmarks.md).
 const RENDER_THREAD_YOUNG_GEN_MB = 48
 const RENDER_THREAD_SEMI_SPACE_MB = RENDER_THREAD_YOUNG_GEN_MB / 3
 
