@@ -22,7 +22,7 @@ export default async function render(task: RenderTask | WarmEInvoiceTask): Promi
   }
   const pdf = await renderInvoiceOutput(task.request, { logoDataUrl: task.logoDataUrl, today: task.today })
   const bytes = new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength)
-  // A PDF that owns its whole memory is handed over, not copied (a 1,000-line PDF is ~0.5 MB). A
+  // A PDF that owns its whole memory is handed over, not copied (a 1,000-line PDF is ~120 KB). A
   // small output may sit in Node's shared Buffer pool: that is copied.
   return pdf.byteOffset === 0 && pdf.byteLength === pdf.buffer.byteLength ? (move(bytes) as Uint8Array) : bytes
 }
