@@ -1,8 +1,10 @@
 // Fonts embedded in invoice PDFs are parsed once per render thread and shared by every document
 // (src/invoice/pdf/font-cache.ts): the documents use the shared font, and each still embeds only the
-// glyphs it prints (its own subset), so what one invoice prints never leaks into another.
+// glyphs it prints (its own subset), so what one invoice prints never leaks into another. The
+// standard fonts' metrics (Helvetica) are parsed once per thread too, and change no byte of a PDF.
 import assert from 'node:assert/strict'
-import { sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/font-cache.ts'
+import { execFileSync } from 'node:child_process'
+import { sharedAfmFonts, sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/font-cache.ts'
 import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { pdfFonts } from './helpers/einvoice.ts'
@@ -62,5 +64,31 @@ describe('invoice fonts: parsed once per thread, subset per document', () => {
     assert.match(pdfText(wide), /Łódź Ærøskøbing Ελληνικά Кириллица/)
     assert.ok(wide.length > first.length + 2_000, `the wide subset is larger (${wide.length} vs ${first.length} bytes)`)
     assert.equal(withoutDate(again), withoutDate(first))
+  })
+
+  it('standard-font metrics are parsed once per thread, and a Helvetica PDF is byte for byte what stock pdfmake makes', async function () {
+    this.timeout(30_000)
+    const plain = invoiceBodySchema.parse({
+      invoice_number: 'H-1', date: '2026-11-02', tax_rate: 20, discount: 5, notes: 'AVATAR Wave Toyota 1,234.50',
+      items: [{ description: 'Kerning: AV, To, Wa, Yo', quantity: 3, unit_price: 19.99 }, { description: 'Second line', quantity: 1, unit_price: 100 }],
+    })
+    await renderInvoicePdf(plain, { today: '2026-11-02' })
+    const parsed = sharedAfmFonts()
+    assert.ok(parsed >= 2, `regular and bold metrics kept (${parsed})`)
+    const ours = await renderInvoicePdf(plain, { today: '2026-11-02' })
+    assert.equal(sharedAfmFonts(), parsed, 'a second document parses nothing again')
+    // The same document definition through pdfmake alone, in a process that never loads font-cache.ts.
+    const script = `
+      import pdfmake from 'pdfmake'
+      import { buildInvoiceDocument } from './src/invoice/pdf/document.ts'
+      import { pdfmakeFonts, READABLE_FONT_FILES } from './src/invoice/pdf/fonts.ts'
+      const { doc, base } = buildInvoiceDocument(JSON.parse(process.argv[1]), { today: '2026-11-02' })
+      pdfmake.setUrlAccessPolicy(() => false)
+      pdfmake.setLocalAccessPolicy((path) => READABLE_FONT_FILES.includes(path))
+      pdfmake.setFonts(pdfmakeFonts(base))
+      process.stdout.write((await pdfmake.createPdf(doc).getBuffer()).toString('base64'))`
+    const stock = Buffer.from(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, JSON.stringify(plain)], { encoding: 'utf8', timeout: 25_000 }), 'base64')
+    assert.match(pdfText(stock), /Kerning: AV, To, Wa, Yo/)
+    assert.equal(withoutDate(ours), withoutDate(stock))
   })
 })

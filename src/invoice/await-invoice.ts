@@ -11,7 +11,7 @@ import { logger } from '../platform/logger.ts'
 import { clock } from '../platform/clock.ts'
 import type { Platform } from '../platform/platform.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
-import { getInvoice, markFailed, OPEN, pdfBytes, type InvoiceDoc } from './store/invoice-store.ts'
+import { getInvoice, invoices, markFailed, OPEN, pdfBytes, type InvoiceDoc } from './store/invoice-store.ts'
 
 const QUEUE = invoiceRenderContract.queue
 
@@ -31,9 +31,13 @@ export function listenForRender(platform: Platform, id: string, timeoutMs: numbe
   return listenForOutcome(platform, QUEUE, id, timeoutMs)
 }
 
-/** The invoice once it is no longer queued or rendering (null when it is gone). */
-async function settledInvoice(platform: Platform, id: string): Promise<InvoiceDoc | null | undefined> {
-  const doc = await getInvoice(platform.db, id)
+/**
+ * The invoice once it is no longer queued or rendering (null when it is gone). Read without its
+ * request, which the waiter has: no need to transfer and decode it again (a 1,000-line request is
+ * ~80 KB).
+ */
+async function settledInvoice(platform: Platform, id: string): Promise<Omit<InvoiceDoc, 'request'> | null | undefined> {
+  const doc = await invoices(platform.db, id).findOne({ _id: id }, { projection: { request: 0 } })
   return doc?.status === 'done' || doc?.status === 'failed' || !doc ? doc : undefined
 }
 

@@ -1,5 +1,6 @@
 // A pool of render threads per worker process, so a render never blocks the worker's event loop
 // (lock renewal, other queues). A worker process warms the pool as it starts (warmRenderPool).
+import v8 from 'node:v8'
 import { Piscina } from 'piscina'
 import type { RenderTask, WarmEInvoiceTask } from './render-thread.ts'
 import { invoiceBodySchema } from '../invoice-schema.ts'
@@ -11,19 +12,28 @@ let laterWarm: NodeJS.Timeout | undefined
 // the first invoices after a start do not share the CPU with it.
 const EINVOICE_WARM_DELAY_MS = 20_000
 
-const RENDER_THREAD_YOUNG_GEN_MB = 8
+// A render allocates ~10 MB of short-lived objects (text runs, layout nodes, PDF chunks). V8 starts
+// a thread's young generation small and grows it (up to 48 MB) under that rate and keeps it: worker
+// RSS then climbed ~20 % over the first thousands of renders. Capping it at 8 MB kept RSS flat but
+// cost a fifth of a render in garbage collection (scavenges every ~3 MB, survivors promoted and
+// collected again by the old generation: 11.6 of a render thread's 33 ms per invoice in the
+// profile; 2.7 ms without the cap). Instead the threads start with the young generation they would
+// grow to (16 MB semi-spaces, 48 MB in all), so that memory is as high from the first render as it
+// would end up rather than creeping up. Not yet confirmed on a quiet machine: at load 10–14 the
+// RSS reading of bench:invoice swung as much with the 8 MB cap as without (docs/benchmarks.md).
+const RENDER_THREAD_YOUNG_GEN_MB = 48
+const RENDER_THREAD_SEMI_SPACE_MB = RENDER_THREAD_YOUNG_GEN_MB / 3
 
 export function renderPool(threads: number): Piscina {
   if (!pool) {
+    // Read by V8 when an isolate is created, so it reaches the threads started from here on (V8 has
+    // no per-thread setting for the starting size; the main thread's heap already exists).
+    v8.setFlagsFromString(`--min-semi-space-size=${RENDER_THREAD_SEMI_SPACE_MB}`)
     pool = new Piscina({
       filename: new URL('./render-thread.ts', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
       idleTimeout: 60_000,
-      // V8 grows a thread's young generation (up to 48 MB) under a render's allocation rate and
-      // keeps it: worker RSS then climbed ~20 % over the first thousands of renders. A fixed 8 MB
-      // keeps a worker's memory flat from its first renders on (measured: RSS within ±6 % from
-      // 500 to 3,000 renders) for about a tenth of a thread's render rate.
       resourceLimits: { maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GEN_MB },
     })
   }

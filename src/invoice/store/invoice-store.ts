@@ -143,6 +143,6 @@ export async function deleteExpiredInvoices(db: Db, now: Date, cutoff: Date): Pr
 }
 
 /** The PDF a single or demo invoice carries (done). */
-export function pdfBytes(doc: InvoiceDoc): Buffer {
+export function pdfBytes(doc: Pick<InvoiceDoc, 'pdf'>): Buffer {
   return toBuffer(doc.pdf!)
 }
