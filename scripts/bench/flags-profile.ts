@@ -21,8 +21,7 @@ import { flagsService } from '../../src/flags/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
-import { closeLoadGenerator, loadAverage } from './lib/harness.ts'
-import { load } from './lib/http-load.ts'
+import { closeLoadGenerator, loadAverage, loadFailures, runLoad, type LoadTarget } from './lib/harness.ts'
 import { FLAGS, PROJECTS, seedFlags } from './lib/flags-setup.ts'
 import { seedRichFlags } from './lib/flags-rich.ts'
 import { runBench } from './lib/run.ts'
@@ -30,6 +29,12 @@ import { runBench } from './lib/run.ts'
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, out: { type: 'string', default: '.tmp/flags-profile' } } })
 const DURATION = Number(values.duration)
 const OUT = path.resolve(values.out!)
+
+/** One load run in the generator's process: requests per second, p99, failed requests. */
+async function load(target: LoadTarget, connections: number, duration: number) {
+  const r = await runLoad(target, { connections, duration })
+  return { rps: r.ok / r.seconds, p99: r.p99, failed: loadFailures(r).failed }
+}
 
 runBench(async () => {
   const stops: Array<() => Promise<void>> = []
@@ -47,10 +52,10 @@ runBench(async () => {
     session.connect()
     await session.post('Profiler.enable')
     for (const [name, requests] of Object.entries(workloads)) {
-      await load({ url: root, requests, connections: 50, duration: 3 })
+      await load({ url: root, requests }, 50, 3)
       const before = loadAverage()
       await session.post('Profiler.start')
-      const r = await load({ url: root, requests, connections: 50, duration: DURATION })
+      const r = await load({ url: root, requests }, 50, DURATION)
       const { profile } = await session.post('Profiler.stop')
       const file = path.join(OUT, `${name}.cpuprofile`)
       fs.writeFileSync(file, JSON.stringify(profile))

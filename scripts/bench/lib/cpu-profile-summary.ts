@@ -2,7 +2,9 @@
 // file, node: internals, GC, idle) and per function, counting only the samples taken inside a
 // window of the monotonic clock (the same clock as process.hrtime), so that a process's start and
 // warm-up do not count. A render thread blocked in piscina's Atomics.wait between tasks counts as
-// idle. Line:column are those of the code as run (tsx's output), not of the .ts source. Used by bench:invoice-profile (docs/benchmarks.md).
+// idle. The profiler's own work (node:inspector serialising a profile taken in process, as
+// flags-profile.ts does) is left out. Line:column are those of the code as run (tsx's output), not
+// of the .ts source. Used by bench:invoice-profile and cpuprofile-summary.ts (docs/benchmarks.md).
 import { readFileSync } from 'node:fs'
 
 interface Node {
@@ -46,13 +48,23 @@ export function summarise(file: string, fromUs = -Infinity, toUs = Infinity): Se
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const parent = new Map<number, number>()
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const inspector = new Map<number, boolean>()
+  const underInspector = (id: number): boolean => {
+    let v = inspector.get(id)
+    if (v === undefined) {
+      const up = parent.get(id)
+      v = byId.get(id)!.callFrame.url === 'node:inspector' || (up !== undefined && underInspector(up))
+      inspector.set(id, v)
+    }
+    return v
+  }
   const selfUs = new Map<number, number>()
   let t = p.startTime
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i]!
     // A sample's time is the interval up to the next one.
     const dt = p.timeDeltas[i + 1] ?? 0
-    if (t < fromUs || t > toUs) continue
+    if (t < fromUs || t > toUs || underInspector(p.samples[i]!)) continue
     selfUs.set(p.samples[i]!, (selfUs.get(p.samples[i]!) ?? 0) + dt)
   }
   const mods = new Map<string, number>()
