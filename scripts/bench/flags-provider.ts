@@ -18,14 +18,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import getPort from 'get-port'
 import { OpenFeature, ProviderEvents } from '@openfeature/server-sdk'
 import { FlagdCore } from '@openfeature/flagd-core'
 import { QueueworksProvider } from '@queueworks/openfeature-provider'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { startMongoEngine } from '../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer } from '../../src/platform/embedded/redis-server.ts'
+import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/collections.ts'
 import { compileFlag, normalizeContext } from '../../src/flags/engine/rules.ts'
@@ -106,11 +104,11 @@ async function stopChild(child: ChildProcess) {
 
 runBench(async () => {
   const stops: Array<() => Promise<void>> = []
-  const redisUrl: string = process.env.REDIS_URL ?? (await startRedisServer().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
-  const mongoUrl: string = process.env.MONGO_URL ?? (await startMongoEngine().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
+  const redisUrl: string = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), r.url as string)))
+  const mongoUrl: string = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), m.url as string)))
   const env = { LOG_LEVEL: 'silent', MONGO_DB: `bench_fp_${Date.now()}`, QUEUE_PREFIX: `bfp${Date.now()}`, REDIS_URL: redisUrl, MONGO_URL: mongoUrl }
   const platform = await createPlatform({ config: loadConfig({ ...process.env, ...env }), redisUrl, mongoUrl, indexes: ALL_INDEXES })
-  const port = await getPort({ host: '127.0.0.1' })
+  const port = await benchPort()
   const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'flags'], {
     env: { ...process.env, ...env, FLAGS_PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
