@@ -50,7 +50,8 @@ interface Reference {
   side: Side
   child: ChildProcess
   /** One stretch of `ms` on every thread with invoices of `lines` lines: documents and CPU ms per document. */
-  measure(ms: number, lines: number): Promise<{ docs: number; cpuMsPerDoc: number; seconds: number }>
+  /** `threads`: how many of its threads render (default all); 1 for the one-at-a-time reference. */
+  measure(ms: number, lines: number, threads?: number): Promise<{ docs: number; cpuMsPerDoc: number; seconds: number }>
   /** CPU ms per document of its throughput rounds so far. */
   roundsCpuMsPerDoc(): number
 }
@@ -65,9 +66,9 @@ async function startRenderReference(threads: number): Promise<Reference> {
     return l.value as string
   }
   if ((await next()) !== 'ready') throw new Error('the render reference did not start')
-  const measure = async (ms: number, lines: number) => {
+  const measure = async (ms: number, lines: number, use = threads) => {
     const cpu = treeCpuMs(child.pid!)
-    child.stdin!.write(`${ms} ${lines}\n`)
+    child.stdin!.write(`${ms} ${lines} ${use}\n`)
     const { docs, seconds } = JSON.parse(await next()) as { docs: number; seconds: number }
     return { docs, seconds, cpuMsPerDoc: (treeCpuMs(child.pid!) - cpu) / docs }
   }
@@ -287,12 +288,16 @@ async function main(): Promise<void> {
     const ratio = roundRatio(e2e, ref)
     const refMsPerDoc = (threads * 1000) / ref.median
     const refCpu20 = reference.roundsCpuMsPerDoc()
+    // A single request renders alone: its like-for-like reference is one raw render at a time on
+    // one thread, not a thread's share of the throughput rounds (both threads busy on two cores).
+    const solo20 = await reference.measure(3_000, 20, 1)
+    const soloMs20 = (solo20.seconds * 1000) / solo20.docs
 
     // CPU per invoice by line count: ours sequential (every process); the reference's 20-line figure
     // from its throughput rounds, the longer ones' from a stretch right after ours.
     const cpuRows: Array<{ lines: number; ours: Record<string, number>; raw: number; p50: number; rawWallMs: number }> = []
     const perInvoice = (used: Record<string, number>, n: number) => Object.fromEntries(Object.entries(used).map(([k, v]) => [k, v / n]))
-    cpuRows.push({ lines: 20, ours: perInvoice(seqCpu, seq.latencies.length || 1), raw: refCpu20, p50: seqP50, rawWallMs: refMsPerDoc })
+    cpuRows.push({ lines: 20, ours: perInvoice(seqCpu, seq.latencies.length || 1), raw: refCpu20, p50: seqP50, rawWallMs: soloMs20 })
 
     // RSS: renders so far count; top up to RSS_LATE and measure again.
     let rendered = RSS_EARLY + SEQUENTIAL_N + e2eAnswered
@@ -320,8 +325,9 @@ async function main(): Promise<void> {
       const r = await run(n, 1, body)
       const used = cpuDelta(c0, cpuOf(pids))
       await clearStored()
-      const raw = await reference.measure(Math.max(3_000, n * 400), lines)
-      cpuRows.push({ lines, ours: perInvoice(used, r.latencies.length || 1), raw: raw.cpuMsPerDoc, p50: median(r.latencies), rawWallMs: (raw.seconds * 1000 * threads) / raw.docs })
+      // One thread, as ours rendered these one at a time.
+      const raw = await reference.measure(Math.max(3_000, n * 400), lines, 1)
+      cpuRows.push({ lines, ours: perInvoice(used, r.latencies.length || 1), raw: raw.cpuMsPerDoc, p50: median(r.latencies), rawWallMs: (raw.seconds * 1000) / raw.docs })
     }
 
     reference.child.stdin!.end()
@@ -339,7 +345,7 @@ async function main(): Promise<void> {
       ],
       ['  latency under load p50 / p99 (median of the rounds)', `${fmt(median(e2e.rounds.map((r) => r.p50!)))} / ${fmt(e2e.p99!)} ms`, '', ''],
       ['  failed requests in the rounds', `${e2e.failed} ${describeFailures(e2e.failures)}`, '', e2e.failed ? 'counted' : ''],
-      ['single request p50 (sequential)', `${fmt(seqP50, 1)} ms`, `render ${fmt(refMsPerDoc, 1)} ms + 10 = ${fmt(refMsPerDoc + 10, 1)} ms`, seqP50 <= refMsPerDoc + 10 ? 'met' : 'MISSED'],
+      ['single request p50 (sequential)', `${fmt(seqP50, 1)} ms`, `raw render one at a time ${fmt(soloMs20, 1)} ms + 10 = ${fmt(soloMs20 + 10, 1)} ms`, seqP50 <= soloMs20 + 10 ? 'met' : 'MISSED'],
       ['  render time in the worker (median render_ms)', `${fmt(workerRenderMs, 1)} ms`, `overhead ${fmt(seqP50 - workerRenderMs, 1)} ms`, ''],
       [`worker RSS after ${RSS_EARLY} / ${fmt(RSS_LATE, 0)} renders`, `${fmt(rssEarly)} / ${fmt(rssLate)} MB`, `${rssDelta >= 0 ? '+' : ''}${fmt(rssDelta * 100)} % (target within 10 %)`, Math.abs(rssDelta) <= 0.1 ? 'met' : 'MISSED'],
       ['failed requests outside the rounds (warm-up, sequential, RSS top-up)', `${failedTotal} ${describeFailures(failures)}`, `warm-up ${Object.values(warmupFailures).reduce((a, b) => a + b, 0)}, sequential ${seqFailed}`, ''],
@@ -350,7 +356,7 @@ async function main(): Promise<void> {
       const parts = Object.entries(c.ours).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(', ')
       rows.push([`CPU per invoice, ${c.lines} lines, sequential (${parts})`, `${fmt(t, 1)} vs raw ${fmt(c.raw, 1)} ms`, `${fmt(t / c.raw, 2)} × (target ≤ 1.2)`, t / c.raw <= 1.2 ? 'met' : 'MISSED'])
       rows.push([`  API process CPU per invoice, ${c.lines} lines`, `${fmt(c.ours.api!, 2)} ms`, c.lines === 20 ? 'target ≤ 2 ms' : '', c.lines === 20 ? (c.ours.api! <= 2 ? 'met' : 'MISSED') : ''])
-      if (c.lines !== 20) rows.push([`  p50 of the ${c.lines}-line invoices`, `${fmt(c.p50, 0)} ms`, `raw render ${fmt(c.rawWallMs, 0)} ms per thread`, ''])
+      if (c.lines !== 20) rows.push([`  p50 of the ${c.lines}-line invoices`, `${fmt(c.p50, 0)} ms`, `raw render one at a time ${fmt(c.rawWallMs, 0)} ms`, ''])
     }
     const [c20, , c1000] = cpuRows
     if (c20 && c1000) {

@@ -3,9 +3,10 @@
 // a tight loop: the document definition made by the service's own builder (buildInvoiceDocument),
 // the service's fonts, then pdfmake's createPdf + getBuffer and nothing of ours (not the shared
 // font metrics and layouts of src/invoice/pdf/font-cache.ts), no queue, no HTTP, no storage.
-// Warms each thread up, prints "ready", then for each stdin line "<ms> [lines]" renders an invoice
-// of that many lines (default 20, lib/invoice-20.ts) for that long on every thread and prints
-// {"docs": n, "seconds": s} (all threads together).
+// Warms each thread up, prints "ready", then for each stdin line "<ms> [lines] [threads]" renders an
+// invoice of that many lines (default 20, lib/invoice-20.ts) for that long on that many threads
+// (default all; 1 is the like-for-like reference of one request at a time) and prints
+// {"docs": n, "seconds": s} (those threads together).
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
@@ -51,10 +52,10 @@ if (isMainThread && process.argv[1]?.endsWith('render-reference.ts')) {
   await Promise.all(workers.map((w) => ask(w, 2_000, 20)))
   process.stdout.write('ready\n')
   for await (const line of createInterface({ input: process.stdin })) {
-    const [ms, lines = 20] = line.trim().split(/\s+/).map(Number)
+    const [ms, lines = 20, use = threads] = line.trim().split(/\s+/).map(Number)
     if (!ms) continue
     const start = performance.now()
-    const counts = await Promise.all(workers.map((w) => ask(w, ms, lines!)))
+    const counts = await Promise.all(workers.slice(0, Math.max(1, Math.min(threads, use!))).map((w) => ask(w, ms, lines!)))
     process.stdout.write(JSON.stringify({ docs: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - start) / 1000 }) + '\n')
   }
   await Promise.all(workers.map((w) => w.terminate()))
