@@ -4,28 +4,17 @@
 // resuming after a restart from its state file (what it missed, in order, once; --since, --no-resume);
 // and its refusals: a --forward-to that is not http(s) or a bad --since → exit 2, an unknown endpoint → exit 1.
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { BIN, runCli } from './helpers/cli.ts'
 import { get } from './helpers/http.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 
-const BIN = join(process.cwd(), 'bin/queueworks.mjs')
-
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (b) => (out += b))
-    child.stderr.on('data', (b) => (err += b))
-    child.on('exit', (code) => resolve({ code, out, err }))
-  })
-}
 
 describe('webhooks: listen CLI (tmux)', function () {
   this.timeout(90_000)
@@ -55,23 +44,23 @@ describe('webhooks: listen CLI (tmux)', function () {
 
   it('refuses a --forward-to that is not http(s) with exit 2, and an unknown endpoint with exit 1', async () => {
     const key = await signup(sys)
-    const bad = await run(['listen', 'sometoken', '--forward-to', 'ftp://localhost/x', '--key', key, '--api', sys.root.webhooks])
+    const bad = await runCli(['listen', 'sometoken', '--forward-to', 'ftp://localhost/x', '--key', key, '--api', sys.root.webhooks])
     assert.equal(bad.code, 2)
     assert.match(bad.err, /--forward-to must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/localhost\/x"\)/)
-    const missing = await run(['listen', 'sometoken', '--key', key])
+    const missing = await runCli(['listen', 'sometoken', '--key', key])
     assert.equal(missing.code, 2)
     assert.match(missing.err, /--forward-to is required/)
-    const unknown = await run(['listen', 'nosuchtoken', '--forward-to', target.url, '--key', key, '--api', sys.root.webhooks])
+    const unknown = await runCli(['listen', 'nosuchtoken', '--forward-to', target.url, '--key', key, '--api', sys.root.webhooks])
     assert.equal(unknown.code, 1)
     assert.match(unknown.err, /Endpoint not found \(HTTP 404\)/)
     const other = await signup(sys)
     const ep = await createEndpoint(sys, other)
-    const foreign = await run(['listen', ep.endpoint_id, '--forward-to', target.url, '--key', key, '--api', sys.root.webhooks])
+    const foreign = await runCli(['listen', ep.endpoint_id, '--forward-to', target.url, '--key', key, '--api', sys.root.webhooks])
     assert.equal(foreign.code, 1)
-    const badSince = await run(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', 'yesterday'])
+    const badSince = await runCli(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', 'yesterday'])
     assert.equal(badSince.code, 2)
     assert.match(badSince.err, /--since must be a capture id .* \(got "yesterday"\)/)
-    const twoStarts = await run(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', '3', '--no-resume'])
+    const twoStarts = await runCli(['listen', 'sometoken', '--forward-to', target.url, '--key', key, '--since', '3', '--no-resume'])
     assert.equal(twoStarts.code, 2)
     assert.match(twoStarts.err, /--since and --no-resume choose different starting points/)
   })

@@ -5,7 +5,7 @@
 // loses none), trigger for every sender (the capture verifies as valid; a wrong secret does not),
 // and the usage errors (exit 2).
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
+import { BIN, runCli } from './helpers/cli.ts'
 import { parseConcurrency } from '../scripts/listen/args.ts'
 import { parseHeaderOption } from '../scripts/listen/deliver.ts'
 import { headerFilter, methodFilter, pathFilter } from '../scripts/listen/filters.ts'
@@ -20,18 +21,6 @@ import { SecretError } from '../scripts/trigger/events.ts'
 import { NotCaptured, sendTestEvent } from '../scripts/trigger/send.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor } from './helpers/webhooks.ts'
 
-const BIN = join(process.cwd(), 'bin/queueworks.mjs')
-
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (b) => (out += b))
-    child.stderr.on('data', (b) => (err += b))
-    child.on('exit', (code) => resolve({ code, out, err }))
-  })
-}
 
 const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '')
 
@@ -56,8 +45,8 @@ describe('webhooks: listen options and trigger (tmux)', function () {
   it('refuses bad option values with exit 2 and the reason', async () => {
     // The CLI's exit code, once per command (each start costs a process); the checks behind it in-process.
     const [many, noSecret] = await Promise.all([
-      run(['listen', 'tok', '--forward-to', 'http://127.0.0.1:9/x', '--key', 'wv_x', '--api', sys.root.webhooks, '--concurrency', '17']),
-      run(['trigger', 'stripe', '--endpoint', 'tok', '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: '' }),
+      runCli(['listen', 'tok', '--forward-to', 'http://127.0.0.1:9/x', '--key', 'wv_x', '--api', sys.root.webhooks, '--concurrency', '17']),
+      runCli(['trigger', 'stripe', '--endpoint', 'tok', '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: '' }),
     ])
     assert.equal(many.code, 2, many.err)
     assert.match(many.err, /--concurrency must be an integer from 1 to 16 \(got "17"\)/)
@@ -191,7 +180,7 @@ describe('webhooks: listen options and trigger (tmux)', function () {
     const secret = `whsec_${randomBytes(24).toString('base64')}`
     const senders = ['stripe', 'github', 'shopify', 'svix', 'standard-webhooks']
     // The command once (its secret from the environment), the same code in-process for the others.
-    const cli = await run(['trigger', 'stripe', '--endpoint', ep.endpoint_id, '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: secret })
+    const cli = await runCli(['trigger', 'stripe', '--endpoint', ep.endpoint_id, '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: secret })
     assert.equal(cli.code, 0, cli.err)
     assert.equal(cli.out, `Sent stripe payment_intent.succeeded to ${sys.root.webhooks}/hook/${ep.endpoint_id}/stripe → 200\n`)
     for (const sender of ['github', 'shopify', 'svix', 'standard-webhooks'] as const) {
