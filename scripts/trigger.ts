@@ -3,7 +3,7 @@
 // so a receiver (or `listen`) can be tried without the sender. Endpoints keep no signing secret
 // (the verify action takes it per call), so the secret is given here: --secret or
 // QUEUEWORKS_TRIGGER_SECRET. docs/webhooks.md, "trigger".
-import { parseArgs } from 'node:util'
+import { parseCommandLine } from './command-line.ts'
 import { SecretError, SENDERS, type Sender } from './trigger/events.ts'
 import { NotCaptured, sendTestEvent } from './trigger/send.ts'
 
@@ -21,28 +21,18 @@ function fail(code: number, message: string): never {
 }
 
 async function main() {
-  let parsed
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: {
-        endpoint: { type: 'string' },
-        secret: { type: 'string' },
-        api: { type: 'string' },
-        path: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    })
-  } catch (err) {
-    fail(2, `${(err as Error).message}\n${usage()}`)
-  }
-  const { values, positionals } = parsed
-  if (values.help) {
-    process.stdout.write(`${usage()}\n`)
-    process.exit(0)
-  }
-  // `queueworks trigger stripe …` (bin) and `npm run trigger -- stripe …` both work.
-  const args = positionals[0] === 'trigger' ? positionals.slice(1) : positionals
+  const { values, args } = parseCommandLine({
+    command: 'trigger',
+    options: {
+      endpoint: { type: 'string' },
+      secret: { type: 'string' },
+      api: { type: 'string' },
+      path: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    usage,
+    fail,
+  })
   if (args.length !== 1) fail(2, `expected one sender\n${usage()}`)
   const sender = args[0]!
   if (!Object.hasOwn(SENDERS, sender)) fail(2, `unknown sender "${sender}": one of ${Object.keys(SENDERS).join(', ')}`)

@@ -1,6 +1,6 @@
 // The command line of `queueworks listen`: options, their checks (a bad value exits 2 with the
 // reason and the usage) and the defaults from the environment. docs/webhooks.md, "listen CLI".
-import { parseArgs } from 'node:util'
+import { parseCommandLine } from '../command-line.ts'
 import type { StartPoint } from './catch-up.ts'
 import { parseHeaderOption } from './deliver.ts'
 import { FilterError, headerFilter, methodFilter, pathFilter, type Filters } from './filters.ts'
@@ -42,38 +42,28 @@ export interface ListenOptions {
 }
 
 export function parseListenArgs(argv: string[]): ListenOptions {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'forward-to': { type: 'string' },
-        key: { type: 'string' },
-        api: { type: 'string' },
-        'replay-last': { type: 'string' },
-        since: { type: 'string' },
-        'no-resume': { type: 'boolean' },
-        'state-file': { type: 'string' },
-        'filter-path': { type: 'string', multiple: true },
-        'filter-method': { type: 'string', multiple: true },
-        'filter-headers': { type: 'string', multiple: true },
-        header: { type: 'string', multiple: true },
-        json: { type: 'boolean' },
-        concurrency: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    })
-  } catch (err) {
-    fail(2, `${(err as Error).message}\n${usage()}`)
-  }
-  const { values, positionals } = parsed
-  if (values.help) {
-    process.stdout.write(`${usage()}\n`)
-    process.exit(0)
-  }
-  // `queueworks listen <token>` (bin) and `npm run listen -- <token>` (no sub-command) both work.
-  const args = positionals[0] === 'listen' ? positionals.slice(1) : positionals
+  const { values, args } = parseCommandLine({
+    command: 'listen',
+    argv,
+    options: {
+      'forward-to': { type: 'string' },
+      key: { type: 'string' },
+      api: { type: 'string' },
+      'replay-last': { type: 'string' },
+      since: { type: 'string' },
+      'no-resume': { type: 'boolean' },
+      'state-file': { type: 'string' },
+      'filter-path': { type: 'string', multiple: true },
+      'filter-method': { type: 'string', multiple: true },
+      'filter-headers': { type: 'string', multiple: true },
+      header: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    usage,
+    fail,
+  })
   if (args.length !== 1) fail(2, `expected one endpoint token\n${usage()}`)
   const forwardTo = values['forward-to']
   if (!forwardTo) fail(2, `--forward-to is required\n${usage()}`)
