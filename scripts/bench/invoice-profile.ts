@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { Queue } from 'bullmq'
 import { MongoClient } from 'mongodb'
 import { Redis } from 'ioredis'
-import { benchDir, benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
+import { benchDir, benchPort, benchStores } from './lib/bench-env.ts'
 import { fmt, loadAverage } from './lib/harness.ts'
 import { invoiceOfLines } from './lib/invoice-20.ts'
 import { cpuDelta, cpuOf } from './lib/proc-cpu.ts'
@@ -54,20 +54,7 @@ async function main(): Promise<void> {
     const c1 = process.cpuUsage(c0)
     const rawMs = (c1.user + c1.system) / 1000 / N
 
-    let redisUrl = process.env.REDIS_URL
-    if (!redisUrl) {
-      const r = await benchRedis({ appendonly: false })
-      stops.push(() => r.child.stop())
-      redisUrl = r.url
-      pids.redis = r.child.proc.pid!
-    }
-    let mongoUrl = process.env.MONGO_URL
-    if (!mongoUrl) {
-      const m = await benchMongo()
-      stops.push(() => m.child.stop())
-      mongoUrl = m.url
-      pids.mongo = m.child.proc.pid!
-    }
+    const { redisUrl, mongoUrl } = await benchStores(stops, pids)
     const id = randomBytes(4).toString('hex')
     const port = await benchPort()
     const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', INVOICE_PORT: String(port), REDIS_URL: redisUrl, MONGO_URL: mongoUrl, MONGO_DB: `prof_${id}`, QUEUE_PREFIX: `prof_${id}` }

@@ -19,7 +19,7 @@ import { Queue } from 'bullmq'
 import { MongoClient } from 'mongodb'
 import { Redis } from 'ioredis'
 import { loadConfig } from '../../src/platform/config.ts'
-import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
+import { benchPort, benchStores } from './lib/bench-env.ts'
 import { describeFailures, fmt, interleave, loadAverage, loadFailures, loadRange, medianRange, ratio as roundRatio, runLoad, type Side } from './lib/harness.ts'
 import { invoice20 as invoice } from './lib/invoice-20.ts'
 import { readLayout } from '../../src/platform/partitioned.ts'
@@ -127,20 +127,7 @@ async function main(): Promise<void> {
     console.log(`cpus: ${(await import('node:os')).availableParallelism()}, node ${process.version}`)
     // The processes whose CPU an invoice costs (Redis and MongoDB only when embedded here).
     const pids: Record<string, number> = {}
-    let redisUrl = process.env.REDIS_URL
-    if (!redisUrl) {
-      const r = await benchRedis({ appendonly: false })
-      stops.push(() => r.child.stop())
-      redisUrl = r.url
-      pids.redis = r.child.proc.pid!
-    }
-    let mongoUrl = process.env.MONGO_URL
-    if (!mongoUrl) {
-      const m = await benchMongo()
-      stops.push(() => m.child.stop())
-      mongoUrl = m.url
-      pids.mongo = m.child.proc.pid!
-    }
+    const { redisUrl, mongoUrl } = await benchStores(stops, pids)
     if (usingEmbeddedMongo) {
       console.log('MongoDB: the EMBEDDED in-memory engine (MONGO_URL unset). Its writes slow down as a collection grows')
       console.log('(docs/embedded-store.md), so stored invoices are cleared between phases; set MONGO_URL for a real MongoDB.')

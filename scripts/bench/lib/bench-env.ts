@@ -50,3 +50,26 @@ export async function benchRedis(opts: { appendonly?: boolean } = {}): Promise<E
 export async function benchMongo(): Promise<EmbeddedMongo> {
   return startMongoEngine({ port: await benchPort() })
 }
+
+/**
+ * REDIS_URL and MONGO_URL when set, else an embedded redis-server (no AOF) and engine started here:
+ * their stops are added to `stops`, and their pids to `pids` (the processes whose CPU an invoice
+ * costs, for the benches that measure it).
+ */
+export async function benchStores(stops: Array<() => Promise<void>>, pids: Record<string, number>): Promise<{ redisUrl: string; mongoUrl: string }> {
+  let redisUrl = process.env.REDIS_URL
+  if (!redisUrl) {
+    const r = await benchRedis({ appendonly: false })
+    stops.push(() => r.child.stop())
+    redisUrl = r.url
+    pids.redis = r.child.proc.pid!
+  }
+  let mongoUrl = process.env.MONGO_URL
+  if (!mongoUrl) {
+    const m = await benchMongo()
+    stops.push(() => m.child.stop())
+    mongoUrl = m.url
+    pids.mongo = m.child.proc.pid!
+  }
+  return { redisUrl, mongoUrl }
+}
