@@ -5,6 +5,7 @@ import { call, get } from './helpers/http.ts'
 import { rawRequest } from './helpers/raw-http.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
 import { clock } from '../src/platform/clock.ts'
+import { setPlan } from '../src/platform/accounts.ts'
 import { account, row, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 
 describe('Idempotency-Key on POST /invoice and POST /invoices/batch', () => {
@@ -73,7 +74,6 @@ describe('Idempotency-Key on POST /invoice and POST /invoices/batch', () => {
     for (let i = 0; i < 5; i++) assert.equal((await invoice(key, row(i))).status, 200)
     const refused = await invoice(key, row(9), 'after-upgrade')
     assert.equal(refused.status, 429)
-    const { setPlan } = await import('../src/platform/accounts.ts')
     await setPlan(sys.platform.db, id, 'starter')
     const ok = await invoice(key, row(9), 'after-upgrade')
     assert.equal(ok.status, 200)

@@ -1,15 +1,18 @@
 // The invoice service's Koa app (port 3001, base /api/v1).
 import { createServiceApp } from '../platform/service-app.ts'
 import type { Platform } from '../platform/platform.ts'
-import { statelessApp, type ServiceApp } from '../platform/service.ts'
+import type { ServiceApp } from '../platform/service.ts'
 import { BATCH_PATH, batchRouter } from './batch-routes.ts'
 import { invoiceRouter } from './invoice-routes.ts'
 import { READ_PATH, receiveRouter } from './receive-routes.ts'
+import { closeHoldConfirmations } from './store/hold-confirmations.ts'
 
 export function createInvoiceApp(platform: Platform): ServiceApp {
   // 1,000 line items of long text fit comfortably in 10 MB. Batches also come as NDJSON and
   // have their own cap: their body is read in batch-body.ts.
-  return statelessApp(
-    createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [invoiceRouter(platform), batchRouter(platform), receiveRouter(platform)] }),
-  )
+  return {
+    app: createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [invoiceRouter(platform), batchRouter(platform), receiveRouter(platform)] }),
+    // Quota holds of recorded invoices still to confirm (hold-confirmations.ts).
+    close: () => closeHoldConfirmations(platform),
+  }
 }

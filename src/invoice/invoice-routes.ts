@@ -13,7 +13,8 @@ import { enqueue } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
 import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
-import { cancelHold, confirmHold, reserve, used } from './store/quota-store.ts'
+import { cancelHold, confirmHold, used } from './store/quota-store.ts'
+import { holdConfirmations } from './store/hold-confirmations.ts'
 import { demoInvoiceSchema, invoiceIdSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
 import { insertInvoice, invoices, markFailed, type InvoiceKind } from './store/invoice-store.ts'
 import { storedPdf } from './store/pdf-store.ts'
@@ -24,29 +25,34 @@ import { sendInvoiceFile } from './pdf-response.ts'
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
 
-/** Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged. */
-export async function renderNow(platform: Platform, kind: InvoiceKind, accountId: string | null, period: string | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
+/** Who pays for a render: the account's hold on one unit, taken at `reservedAtMs` (clock.nowMs). */
+export interface RenderCharge {
+  accountId: string
+  period: string
+  reservedAtMs: number
+}
+
+/**
+ * Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged.
+ * With a charge, `id` is the hold's id (reserved by the caller with holdConfirmations().reserve).
+ */
+export async function renderNow(platform: Platform, kind: InvoiceKind, charge: RenderCharge | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
   const now = clock.now()
   try {
     await insertInvoice(platform.db, {
       _id: id,
-      account_id: accountId,
+      account_id: charge?.accountId ?? null,
       kind,
       request,
-      period,
-      charged: period !== null,
+      period: charge?.period ?? null,
+      charged: charge !== null,
       created_at: now,
       expires_at: new Date(now.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000)),
     })
-    // Recorded: the unit stops being a hold (quota-holds.ts). If the sweep of a dead process's
-    // holds took it (this request was slower than its cutoff), the unit is back already: undo.
-    if (accountId && period && !(await confirmHold(platform.db, accountId, period, id))) {
-      await invoices(platform.db, id).deleteOne({ _id: id })
-      throw unavailable()
-    }
+    if (charge) await confirmRecorded(platform, charge, id)
   } catch (err) {
     // Not recorded, so nothing else will give the reserved unit back (once: only if still held).
-    if (accountId && period) await cancelHold(platform.db, accountId, period, id)
+    if (charge) await cancelHold(platform.db, charge.accountId, charge.period, id)
     throw err
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
@@ -57,6 +63,25 @@ export async function renderNow(platform: Platform, kind: InvoiceKind, accountId
     throw unavailable()
   }
   return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS, settled)
+}
+
+/**
+ * The invoice is recorded: its unit stops being a hold. Usually deferred to the counter's next
+ * reservation (hold-confirmations.ts): the sweep of stale holds keeps a recorded invoice's unit
+ * charged. Not when recording took so long that the sweep (cutoff: render timeout + two job
+ * locks) may have looked before it: then confirmed now, and if the sweep took the hold (the unit
+ * is back already), undone.
+ */
+async function confirmRecorded(platform: Platform, charge: RenderCharge, id: string): Promise<void> {
+  const { RENDER_TIMEOUT_MS, JOB_LOCK_MS } = platform.config
+  if (clock.nowMs() - charge.reservedAtMs < (RENDER_TIMEOUT_MS + 2 * JOB_LOCK_MS) / 2) {
+    holdConfirmations(platform).later(charge.accountId, charge.period, id)
+    return
+  }
+  if (!(await confirmHold(platform.db, charge.accountId, charge.period, id))) {
+    await invoices(platform.db, id).deleteOne({ _id: id })
+    throw unavailable()
+  }
 }
 
 export function invoiceRouter(platform: Platform): Router {
@@ -77,8 +102,9 @@ export function invoiceRouter(platform: Platform): Router {
     const limit = INVOICE_LIMITS[account.plan].monthly_limit
     await admitRender(platform)
     const id = randomId()
-    if (!(await reserve(platform.db, account._id, period, limit, 1, { id, kind: 'invoice' }))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
-    const pdf = await renderNow(platform, 'single', account._id, period, body, id)
+    const reservedAtMs = clock.nowMs()
+    if (!(await holdConfirmations(platform).reserve(account._id, period, limit, { id, kind: 'invoice' }))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
+    const pdf = await renderNow(platform, 'single', { accountId: account._id, period, reservedAtMs }, body, id)
     ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
     ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again
     sendInvoiceFile(ctx, pdf, body.format, 'invoice')
@@ -97,7 +123,7 @@ export function invoiceRouter(platform: Platform): Router {
   }, validate(demoInvoiceSchema), async (ctx) => {
     const { body } = input(ctx, demoInvoiceSchema)
     await admitRender(platform)
-    const pdf = await renderNow(platform, 'demo', null, null, body)
+    const pdf = await renderNow(platform, 'demo', null, body)
     sendInvoiceFile(ctx, pdf, body.format, 'demo')
   })
 

@@ -1,6 +1,7 @@
 // Accounts of all three services in one collection, scoped by service. API keys are stored only
 // as SHA-256 hashes and looked up by hash; the key itself is returned once, at signup.
 import type { Db } from 'mongodb'
+import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { clock } from './clock.ts'
 import type { Plan, Service } from './plans.ts'
@@ -62,10 +63,32 @@ export async function createAccount(db: Db, service: Service, email: string): Pr
   return { account, apiKey }
 }
 
-export async function findAccountByKey(db: Db, service: Service, key: string): Promise<Account | null> {
+/**
+ * How long a process reuses an account it found by key: a client sends the same key with every
+ * request, and the lookup was one of the few MongoDB round trips of an invoice. Keys never change
+ * (no rotation), so what can be stale is the plan: a change is seen at once by the process that
+ * made it and within this time by the others (docs/operations.md, "API key lookups").
+ */
+export const ACCOUNT_CACHE_MS = 1_000
+
+// By database and key hash (never the key itself): tests run several systems in one process.
+const byKeyHash = new LRUCache<string, Account>({ max: 10_000, ttl: ACCOUNT_CACHE_MS })
+
+export async function findAccountByKey(db: Db, service: Service, key: string, opts: { cached?: boolean } = {}): Promise<Account | null> {
   if (!key.startsWith(KEY_PREFIX[service]) || key.length > 200) return null
-  const acc = await accounts(db).findOne({ key_hash: sha256(key) })
+  const hash = sha256(key)
+  const cacheKey = `${db.databaseName}:${hash}`
+  let acc = opts.cached ? byKeyHash.get(cacheKey) : undefined
+  if (!acc) {
+    acc = (await accounts(db).findOne({ key_hash: hash })) ?? undefined
+    // Only keys that exist: unknown keys are not worth the memory (each guess is a new one).
+    if (acc && opts.cached) byKeyHash.set(cacheKey, acc)
+  }
   return acc && acc.service === service ? acc : null
+}
+
+function forgetAccount(db: Db, id: string): void {
+  for (const [k, acc] of byKeyHash.entries()) if (acc._id === id && k.startsWith(`${db.databaseName}:`)) byKeyHash.delete(k)
 }
 
 export async function getAccount(db: Db, id: string): Promise<Account | null> {
@@ -74,4 +97,5 @@ export async function getAccount(db: Db, id: string): Promise<Account | null> {
 
 export async function setPlan(db: Db, id: string, plan: Plan, extra: Partial<Account> = {}): Promise<void> {
   await accounts(db).updateOne({ _id: id }, { $set: { plan, plan_changed_at: clock.now(), ...extra } })
+  forgetAccount(db, id)
 }

@@ -14,13 +14,37 @@ export const NO_WORKER_RETRY_S = 3
 export const noWorkerMessage = (queue: string) =>
   `No worker is consuming ${queue} yet (the workers are starting, or none is running). Please retry in a few seconds; this request was not counted.`
 
+/**
+ * How old a queue's waiting count may be when a request is admitted. Reading it was a Redis round
+ * trip per request; requests arriving within this time share one read, so a burst is seen at most
+ * this much late (a fraction of any wait bound worth setting).
+ */
+export const WAITING_COUNT_MAX_AGE_MS = 100
+
+const waitingReads = new WeakMap<Platform, Map<string, { at: number; count: Promise<number> }>>()
+
+/** Jobs waiting in `queue`, read at most WAITING_COUNT_MAX_AGE_MS ago (callers share a read). */
+function waitingJobs(platform: Platform, queue: string): Promise<number> {
+  let reads = waitingReads.get(platform)
+  if (!reads) waitingReads.set(platform, (reads = new Map()))
+  const last = reads.get(queue)
+  if (last && Date.now() - last.at < WAITING_COUNT_MAX_AGE_MS) return last.count
+  const count = platform.queues
+    .queue(queue)
+    .getJobCounts('wait', 'prioritized')
+    .then((c) => (c.wait ?? 0) + (c.prioritized ?? 0))
+  // A failed read is not shared: the next request tries again.
+  const read = { at: Date.now(), count }
+  count.catch(() => reads.get(queue) === read && reads.delete(queue))
+  reads.set(queue, read)
+  return count
+}
+
 /** How long the jobs waiting in `queue` would take to start, in ms (0 when unknown or idle). */
 export async function estimatedWaitMs(platform: Platform, queue: string): Promise<number> {
   const c = await platform.consumers.current(queue)
   if (c.workers === 0 || c.avgJobMs <= 0) return 0
-  const counts = await platform.queues.queue(queue).getJobCounts('wait', 'prioritized')
-  const waiting = (counts.wait ?? 0) + (counts.prioritized ?? 0)
-  return (waiting / Math.max(1, c.concurrency)) * c.avgJobMs
+  return ((await waitingJobs(platform, queue)) / Math.max(1, c.concurrency)) * c.avgJobMs
 }
 
 /**

@@ -79,6 +79,44 @@ export async function reserve(
   return (await take()).modifiedCount === 1
 }
 
+/**
+ * reserve() that also confirms `confirm`, holds of the same counter whose work is recorded, in the
+ * same update (hold-confirmations.ts). Each of them must still be held, so holds_n stays exact; if
+ * one is not, or the units do not fit, the plain reservation is tried and nothing is confirmed.
+ */
+export async function reserveConfirming(
+  db: Db,
+  accountId: string,
+  period: string,
+  limit: number,
+  hold: { id: string; kind: QuotaHold['kind'] },
+  confirm: string[],
+): Promise<{ reserved: boolean; confirmed: boolean }> {
+  if (confirm.length) {
+    const r = await usage(db).updateOne(
+      { _id: idOf(accountId, period), count: { $lte: limit - 1 }, ...stillHeld(confirm) },
+      {
+        $inc: { count: 1, holds_n: 1 - confirm.length },
+        $set: { [`holds.${hold.id}`]: { kind: hold.kind, n: 1, at: clock.now() } },
+        $unset: Object.fromEntries(confirm.map((id) => [`holds.${id}`, ''])),
+      },
+    )
+    if (r.modifiedCount === 1) return { reserved: true, confirmed: true }
+  }
+  return { reserved: await reserve(db, accountId, period, limit, 1, hold), confirmed: false }
+}
+
+const stillHeld = (ids: string[]) => Object.fromEntries(ids.map((id) => [`holds.${id}`, { $exists: true }]))
+
+/** confirmHold for several holds of one counter at once: all of them, or none (false). */
+export async function confirmHolds(db: Db, accountId: string, period: string, holdIds: string[]): Promise<boolean> {
+  const r = await usage(db).updateOne(
+    { _id: idOf(accountId, period), ...stillHeld(holdIds) },
+    { $unset: Object.fromEntries(holdIds.map((id) => [`holds.${id}`, ''])), $inc: { holds_n: -holdIds.length } },
+  )
+  return r.modifiedCount === 1
+}
+
 export async function release(db: Db, accountId: string, period: string, n = 1): Promise<void> {
   await usage(db).updateOne({ _id: idOf(accountId, period), count: { $gte: n } }, { $inc: { count: -n } })
 }

@@ -16,7 +16,7 @@ export function bearerToken(ctx: Context): string | null {
 export function requireApiKey(platform: Platform, service: Service) {
   return async (ctx: Context, next: Next) => {
     const token = bearerToken(ctx)
-    const account = token ? await findAccountByKey(platform.db, service, token) : null
+    const account = token ? await findAccountByKey(platform.db, service, token, { cached: true }) : null
     if (!account) throw unauthorized(UNAUTHORIZED)
     ctx.state.account = account
     await next()
