@@ -55,6 +55,10 @@ export function adjustmentProblems(req: AdjustmentInput, exp: number): Problem[]
     })
   }
   if (out.length) return out
+  // Quantities are > 0 and prices ≥ 0: without allowances, charges or a discount no amount can go
+  // negative, and computing them for nothing was a third of the request's validation.
+  const adjusted = req.allowances?.length || req.charges?.length || req.discount || req.items.some((it) => it.allowances?.length || it.charges?.length)
+  if (!adjusted) return out
 
   // Amounts: computed as the documents will carry them.
   const v = computeVat(req, exp)
