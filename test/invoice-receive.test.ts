@@ -19,7 +19,7 @@ import { deflateSync } from 'node:zlib'
 import { spawn } from 'node:child_process'
 import { readEInvoice } from '../src/invoice/einvoice/receive/read-einvoice.ts'
 import { ReadDeadline } from '../src/invoice/einvoice/receive/read-deadline.ts'
-import { readInThread } from '../src/invoice/einvoice/receive/read-pool.ts'
+import { MAX_READS, readInThread } from '../src/invoice/einvoice/receive/read-pool.ts'
 import type { HttpError } from '../src/platform/http/errors.ts'
 import { xsdFindings } from '../src/invoice/einvoice/receive/checks.ts'
 import { until } from './helpers/wait.ts'
@@ -236,6 +236,29 @@ describe('invoice API: receiving e-invoices', () => {
         assert.match(err.message, /could not be read within/)
         return true
       })
+      const ok = await read(written.get('ubl')!, 'application/xml')
+      assert.equal(ok.status, 200, ok.text)
+    })
+
+    it('more reads than the thread and its queue take (1 + 32) are refused at once with 503 (Retry-After 5), and the next read works', async () => {
+      const xml = Buffer.from(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2">${'<b>1</b>'.repeat(256 * 1024)}</Invoice>`)
+      // Each stops from outside after 1 s at most: the whole test is bounded whatever the load.
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          readInThread(xml, 'xml', { deadlineMs: 60_000, hardStopMs: 1_000 }).then(
+            () => 'read',
+            (err: HttpError) => {
+              if (err.status === 400) return 'read' // the parse finished within its second: no invoice lines
+              assert.equal(err.status, 503, String(err))
+              assert.equal(err.headers?.['Retry-After'], '5')
+              return /Too many e-invoices/.test(err.message) ? 'refused' : /could not be read within/.test(err.message) ? 'stopped' : err.message
+            },
+          ),
+        ),
+      )
+      const count = (o: string) => outcomes.filter((x) => x === o).length
+      assert.equal(count('refused'), 40 - MAX_READS, `refused at once: ${count('refused')} (${[...new Set(outcomes)].join(', ')})`)
+      assert.equal(count('refused') + count('stopped') + count('read'), 40)
       const ok = await read(written.get('ubl')!, 'application/xml')
       assert.equal(ok.status, 200, ok.text)
     })

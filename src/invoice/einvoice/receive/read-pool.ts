@@ -18,11 +18,18 @@ function readPool(): Piscina {
     // other core from the API's requests exactly when a hostile document arrives.
     maxThreads: 1,
     idleTimeout: 30_000,
-    // Reads queued behind a slow one wait; past this many the API is refused rather than queueing.
-    maxQueue: 32,
   })
   return pool
 }
+
+/**
+ * Reads in the pool at once, running or waiting: past this many a read is refused (503) rather
+ * than queued, so a burst cannot pile up request bodies in memory. Counted here: piscina's own
+ * `maxQueue` does not apply to tasks given an abort signal (they wait in another queue), and
+ * every read has one.
+ */
+export const MAX_READS = 1 + 32
+let reads = 0
 
 /** Grace past the deadline the thread checks itself, before its thread is ended from here. */
 const HARD_STOP_GRACE_MS = 2_000
@@ -34,7 +41,9 @@ export async function readInThread(
   { deadlineMs = READ_DEADLINE_MS, hardStopMs = deadlineMs + HARD_STOP_GRACE_MS }: { deadlineMs?: number; hardStopMs?: number } = {},
 ): Promise<ReadResult> {
   const task: ReadTask = { body, kind, deadlineMs }
+  if (reads >= MAX_READS) throw unavailable('Too many e-invoices are being read at once; please retry. This request was not counted.', 5)
   let answer: ReadAnswer
+  reads++
   try {
     answer = await readPool().run(task, { signal: AbortSignal.timeout(hardStopMs) })
   } catch (err) {
@@ -42,10 +51,9 @@ export async function readInThread(
     if (name === 'AbortError' || name === 'TimeoutError') {
       throw unavailable(`The e-invoice could not be read within ${Math.round(hardStopMs / 1000)} s: the service is busy; please retry. This request was not counted.`, 5)
     }
-    if (/queue is at limit/i.test((err as Error)?.message ?? '')) {
-      throw unavailable('Too many e-invoices are being read at once; please retry. This request was not counted.', 5)
-    }
     throw err
+  } finally {
+    reads--
   }
   if ('error' in answer) throw new HttpError(answer.error.status, answer.error.message, answer.error.headers, answer.error.extra)
   return answer.ok
