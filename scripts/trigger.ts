@@ -45,7 +45,7 @@ async function main() {
 
   try {
     const sent = await sendTestEvent({ sender: sender as Sender, token, secret, api, ...(values.path !== undefined ? { path: values.path } : {}) })
-    process.stdout.write(`Sent ${sender} ${sent.type} to ${sent.url} → ${sent.status}\n`)
+    process.stdout.write(`Sent ${sender} ${sent.type} to ${sent.url} → ${sent.status}${sent.captureId !== undefined ? ` (capture ${sent.captureId})` : ''}\n`)
   } catch (err) {
     if (err instanceof SecretError) fail(2, err.message)
     if (err instanceof NotCaptured) fail(1, err.message)

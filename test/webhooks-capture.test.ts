@@ -29,6 +29,7 @@ describe('webhooks: capture', () => {
     assert.equal(r.headers.get('content-type'), 'application/json')
     assert.equal(r.text, '{"ok":true}')
     const got = await latest()
+    assert.equal(r.headers.get('x-capture-id'), String(got.id), 'the answer names the stored capture')
     assert.equal(got.body, body)
     assert.equal(got.body_encoding, 'utf8')
     assert.equal(got.method, 'POST')
@@ -85,6 +86,7 @@ describe('webhooks: capture', () => {
     const before = (await latest()).id
     const head = await call('HEAD', ep.url)
     assert.equal(head.status, 200)
+    assert.equal(head.headers.get('x-capture-id'), null, 'nothing stored, no id')
     const opt = await call('OPTIONS', ep.url, { headers: { origin: 'http://a.test', 'access-control-request-method': 'POST' } })
     assert.equal(opt.status, 204)
     assert.match(opt.headers.get('allow')!, /POST/)
@@ -114,6 +116,7 @@ describe('webhooks: capture', () => {
     assert.equal(r.status, 200, r.text)
     const got = await latest()
     assert.equal(got.id, seq + 2)
+    assert.equal(r.headers.get('x-capture-id'), String(seq + 2), 'the id it was stored under, not the one first given')
     assert.equal(got.body, 'after a collision')
     assert.equal(await usage(), before + 1)
     assert.equal((await captureCollection(db, ep.endpoint_id, seq + 1).findOne({ _id: captureKey(ep.endpoint_id, seq + 1) }))!.endpoint_id, 'someone-else')

@@ -182,11 +182,13 @@ describe('webhooks: listen options and trigger (tmux)', function () {
     // The command once (its secret from the environment), the same code in-process for the others.
     const cli = await runCli(['trigger', 'stripe', '--endpoint', ep.endpoint_id, '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: secret })
     assert.equal(cli.code, 0, cli.err)
-    assert.equal(cli.out, `Sent stripe payment_intent.succeeded to ${sys.root.webhooks}/hook/${ep.endpoint_id}/stripe → 200\n`)
+    const first = (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests?limit=1`), { key })).json.requests[0]
+    assert.equal(cli.out, `Sent stripe payment_intent.succeeded to ${sys.root.webhooks}/hook/${ep.endpoint_id}/stripe → 200 (capture ${first.id})\n`)
     for (const sender of ['github', 'shopify', 'svix', 'standard-webhooks'] as const) {
       const sent = await sendTestEvent({ sender, token: ep.endpoint_id, secret, api: sys.root.webhooks })
       assert.equal(sent.status, 200)
       assert.equal(sent.url, `${sys.root.webhooks}/hook/${ep.endpoint_id}/${sender}`)
+      assert.equal(typeof sent.captureId, 'number')
     }
     const list = (await get(api(sys, `/endpoints/${ep.endpoint_id}/requests?limit=10`), { key })).json.requests as any[]
     assert.equal(list.length, senders.length)

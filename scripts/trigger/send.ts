@@ -9,6 +9,8 @@ export interface Sent {
   url: string
   type: string
   status: number
+  /** The id the capture was stored under (the answer's X-Capture-Id). */
+  captureId?: number
 }
 
 export async function sendTestEvent(opts: { sender: Sender; token: string; secret: string; api: string; path?: string }): Promise<Sent> {
@@ -28,5 +30,6 @@ export async function sendTestEvent(opts: { sender: Sender; token: string; secre
     } catch {}
     if (refusal) throw new NotCaptured(`${refusal} (HTTP ${r.status}): the event was not captured`)
   }
-  return { url, type: event.type, status: r.status }
+  const captureId = r.headers.get('x-capture-id')
+  return { url, type: event.type, status: r.status, ...(captureId ? { captureId: Number(captureId) } : {}) }
 }

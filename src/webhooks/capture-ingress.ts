@@ -167,6 +167,8 @@ export function captureMiddleware(platform: Platform) {
       throw err
     }
     if (forwarding) await scheduleForward(platform, { endpoint_id: token, request_id: id, round: 0, attempt: 1 }, 0)
+    // The stored capture's id, so a sender (or `trigger`) can open what it just sent without a search.
+    ctx.set('X-Capture-Id', String(id))
     respond(ctx, ep)
   }, CAPTURE_OPERATIONS)
 }

@@ -22,6 +22,7 @@ const configured = {
     "The endpoint's configured response: status `response_code` (default 200), body `response_body` " +
     '(default `{"ok":true}`) with `response_content_type` (default `application/json`). Served sandboxed ' +
     "(`Content-Security-Policy: sandbox; default-src 'none'`, `X-Content-Type-Options: nosniff`).",
+  headers: { 'X-Capture-Id': { description: 'The id the request was stored under (`GET /api/v1/endpoints/{id}/requests/{request_id}`).', schema: { type: 'integer' } } },
   content: { '*/*': { schema: {} } },
 }
 
