@@ -34,7 +34,7 @@ export class QueueworksProvider implements Provider {
   private readonly sync: FlagSetSync
   private readonly usage: UsageReporter | null
   /** The flags of the set in use, each with the details and usage counts of its results served so far. */
-  private served: ServedSet = { compiled: null, byKey: new Map() }
+  private served: ServedSet = { compiled: null, byKey: Object.create(null) }
 
   constructor(opts: QueueworksProviderOptions) {
     this.sync = new FlagSetSync(opts, {
@@ -60,8 +60,8 @@ export class QueueworksProvider implements Provider {
   private serve(compiled: CompiledFlagSet): ServedSet {
     if (this.served.compiled === compiled) return this.served
     this.usage?.drain()
-    const byKey = new Map<string, ServedFlag>()
-    for (const flag of compiled.all) byKey.set(flag.key, { flag, typed: flag.definition.type !== undefined, results: [], entries: [], more: null })
+    const byKey: Record<string, ServedFlag | undefined> = Object.create(null)
+    for (const flag of compiled.all) byKey[flag.key] = { flag, typed: flag.definition.type !== undefined, results: [], entries: [], more: null }
     return (this.served = { compiled, byKey })
   }
 
@@ -119,8 +119,10 @@ export class QueueworksProvider implements Provider {
   resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext): ResolutionDetails<T> {
     const copy = this.sync.copy
     if (!copy) throw new ProviderNotReadyError('no flag set loaded yet')
-    // One lookup gives the compiled flag and its served results (the set's own map would be a second).
-    const s = (this.served.compiled === copy.compiled ? this.served : this.serve(copy.compiled)).byKey.get(flagKey)
+    // One lookup gives the compiled flag and its served results (the set's own map would be a
+    // second): a property of a prototype-less object, which V8 finds faster than Map.get.
+    const served = this.served.compiled === copy.compiled ? this.served : this.serve(copy.compiled)
+    const s = typeof flagKey === 'string' ? served.byKey[flagKey] : undefined
     if (s === undefined) throw new FlagNotFoundError(`Flag "${flagKey}" not found`)
     if (context != null && tooManyAttributes(context)) throw new InvalidContextError(TOO_MANY_ATTRIBUTES)
     // Read in place, not copied: the copy of each call's context was half of an evaluation's cost.
@@ -148,7 +150,8 @@ interface ServedFlag {
 
 interface ServedSet {
   compiled: CompiledFlagSet | null
-  byKey: Map<string, ServedFlag>
+  /** By flag key, without a prototype (a key such as "constructor" or "__proto__" is just a key). */
+  byKey: Record<string, ServedFlag | undefined>
 }
 
 const SHORT_LIST = 8
@@ -168,8 +171,8 @@ function servedEntry(s: ServedFlag, r: Evaluation): ServedEntry {
 }
 
 function* servedEntries(set: ServedSet): Iterable<ServedEntry> {
-  for (const s of set.byKey.values()) {
-    yield* s.entries
-    if (s.more) yield* s.more.values()
+  for (const s of Object.values(set.byKey)) {
+    yield* s!.entries
+    if (s!.more) yield* s!.more.values()
   }
 }
