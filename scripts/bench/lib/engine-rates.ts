@@ -41,8 +41,7 @@ export const MIXED = 'mixed'
 /** The mixed workload's contexts (bench:flags-provider evaluates the same ones). */
 export const MIXED_CONTEXTS = 4_096
 
-/** `flags`: how many rich flags the mixed case evaluates (default FLAGS, bench:flags' figure). */
-function measure(name: string, flags = FLAGS): Rate {
+function measure(name: string): Rate {
   if (name === ENGINE) {
     // Contexts that fall through to the percent rule: the most expensive path (two misses, a hash).
     const flags = Array.from({ length: FLAGS }, (_, i) => compileFlag(flagDef(i)))
@@ -51,9 +50,9 @@ function measure(name: string, flags = FLAGS): Rate {
   }
   if (name === MIXED) {
     const segments = new Map([[RICH_SEGMENT.name, RICH_SEGMENT.conditions]])
-    const compiled = Array.from({ length: flags }, (_, i) => compileFlag(richFlagDef(i), segments))
+    const flags = Array.from({ length: FLAGS }, (_, i) => compileFlag(richFlagDef(i), segments))
     const contexts = Array.from({ length: MIXED_CONTEXTS }, (_, i) => normalizeContext(richContext(i)))
-    return rate(compiled, contexts, 0)
+    return rate(flags, contexts, 0)
   }
   const c = OPERATOR_CASES.find((x) => x.name === name)
   if (!c) throw new Error(`unknown engine case ${name}`)
@@ -62,19 +61,14 @@ function measure(name: string, flags = FLAGS): Rate {
   return rate([f], contexts, 0)
 }
 
-/** One case in a process of its own (`flags`: the mixed case's flag count). */
-export function engineRate(name: string, flags?: number): Rate {
-  const self = fileURLToPath(import.meta.url)
-  return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', self, name, ...(flags ? [String(flags)] : [])], { encoding: 'utf8' }))
-}
-
 /** Every case, each in its own process, one after another (never two at once: they would share the cores). */
 export function engineRates(): { engine: number; perOperator: [string, number][]; mixed: number; wall: { engine: number; mixed: number } } {
-  const one = (name: string): Rate => engineRate(name)
+  const self = fileURLToPath(import.meta.url)
+  const one = (name: string): Rate => JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', self, name], { encoding: 'utf8' }))
   const engine = one(ENGINE)
   const perOperator = OPERATOR_CASES.map((c): [string, number] => [c.name, one(c.name).rate])
   const mixed = one(MIXED)
   return { engine: engine.rate, perOperator, mixed: mixed.rate, wall: { engine: engine.wall, mixed: mixed.wall } }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(JSON.stringify(measure(process.argv[2] ?? ENGINE, process.argv[3] ? Number(process.argv[3]) : undefined)))
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(JSON.stringify(measure(process.argv[2] ?? ENGINE)))
