@@ -74,6 +74,40 @@ describe('flags: per-flag usage', function () {
     assert.equal(Date.parse(days.json.to) - Date.parse(days.json.from), 3 * 86_400_000)
   })
 
+  it('counts every variant of a flag that serves many, and keeps the counts taken before the flag set changed', async () => {
+    const acc = await flagsAccount(sys, 'business')
+    // 12 variants: more than the provider keeps in its short list per flag.
+    const variants = Array.from({ length: 12 }, (_, i) => ({ name: `v${i}`, weight: i < 8 ? 8 : 9, value: `value-${i}` }))
+    assert.equal((await post(`${acc.project}/flags`, { key: 'many', type: 'string', enabled: true, default_value: 'd', rules: [], fallthrough: { variants } }, { key: acc.apiKey })).status, 201)
+    assert.equal((await post(`${acc.project}/flags`, { key: 'other', type: 'boolean', enabled: true, default_value: false, rules: [] }, { key: acc.apiKey })).status, 201)
+    const key = (await post(`${acc.project}/environments/production/server-key/rotate`, undefined, { key: acc.apiKey })).json.server_key
+    const provider = new QueueworksProvider({ url: base, serverKey: key, usage: { flushIntervalMs: 3_600_000 } })
+    await OpenFeature.setProviderAndWait('usage-many', provider)
+    const client = OpenFeature.getClient('usage-many')
+    const byVariant: Record<string, number> = {}
+    const evaluate = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const d = await client.getStringDetails('many', '', { targetingKey: `user-${i}` })
+        assert.equal(d.value, `value-${d.variant!.slice(1)}`)
+        byVariant[d.variant!] = (byVariant[d.variant!] ?? 0) + 1
+      }
+    }
+    await evaluate(0, 200)
+    // Another flag changes: the provider's flag set (and the entries it counts on) is replaced.
+    const etag = provider.etag
+    assert.equal((await call('PUT', `${acc.project}/flags/other`, { key: acc.apiKey, json: { default_value: true } })).status, 200)
+    await until('the provider has the changed set', () => provider.etag !== etag)
+    await evaluate(200, 300)
+    await provider.onClose()
+    assert.equal(Object.keys(byVariant).length, 12, JSON.stringify(byVariant))
+
+    const r = await until('the provider\'s counts', async () => {
+      const u = await usageOf(acc, 'many')
+      return u.json?.totals?.in_process === 300 ? u : undefined
+    })
+    assert.deepEqual(r.json.totals.variants, Object.fromEntries(Object.entries(byVariant).map(([v, n]) => [v, { service: 0, in_process: n }])))
+  })
+
   it('shows per-flag counts on /metrics, and bounds the flag label', async () => {
     const acc = await flagsAccount(sys, 'business')
     for (let i = 0; i < 210; i += 30) {

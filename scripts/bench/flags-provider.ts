@@ -1,99 +1,77 @@
 // In-process provider benchmark (docs/flags.md, "In-process provider"): `npm run
-// bench:flags-provider [-- --providers 200 --rounds 10 --no-write]`.
-// One flags API process (`src/main.ts api --service flags`) serves a project of rich flags
-// (lib/flags-rich.ts: the mixed workload of the in-process engine figures: a semver rule with a
-// segment, a regex + number rule, a 50/30/20 split, a 90/10 fallthrough).
-//  1. Evaluations per second in this process, for the mixed workload: the rule engine alone over
-//     contexts normalised beforehand (the figure `bench:flags` reports), the provider's own
-//     evaluation (`provider.resolve`, what each OpenFeature call costs beyond the SDK: context
-//     check, the engine reading the context in place, usage counting), and a whole OpenFeature call
-//     (`client.getStringDetails`, the SDK's hooks and promise included).
-//     The reference, measured in the same run over the same flags and contexts: flagd's in-process
-//     evaluator (@openfeature/flagd-core), the flags written as flagd JSON Logic (flagdConfig).
+// bench:flags-provider [-- --providers 200 --rounds 10 --rate-rounds 3 --no-write]`.
+// One flags API process (`src/main.ts api --service flags`) serves two projects of rich flags
+// (lib/flags-rich.ts): FLAGS of them, the mixed workload of `bench:flags`' in-process engine figure
+// (a semver rule with a segment, a regex + number rule, a 50/30/20 split, a 90/10 fallthrough),
+// and RICH_FLAGS of the same kind (the workload this bench used before, kept as an extra line).
+//  1. Evaluations per second in process, each case in a fresh process of its own
+//     (lib/flags-provider-rates.ts), the same flags and the same contexts for all: the rule engine
+//     alone over contexts normalised beforehand (the workload and code of `bench:flags`' mixed
+//     figure), the provider's own evaluation (`provider.resolve`, what each OpenFeature call costs
+//     beyond the SDK: context check, the engine reading the context in place, usage counting), and
+//     the reference, flagd's in-process evaluator (@openfeature/flagd-core, the flags written as
+//     JSON Logic); then a whole OpenFeature call (`client.getStringDetails`, SDK hooks and promise).
+//     The cases run in interleaved rounds (RATE_ROUNDS), each process keeping its best window;
+//     each figure is the best round per CPU second (on this shared machine other processes only
+//     ever slow a measurement down), with the median of the rounds.
 //  2. Change → every provider updated: PROVIDERS providers (each its own change stream) are
 //     connected; a flag is changed ROUNDS times through the API and each provider's
 //     ConfigurationChanged event is timed from the moment the change was sent. Target p99 ≤ 1 s.
 // Uses REDIS_URL / MONGO_URL when set, else starts the embedded Redis and MongoDB engine. Appends
 // its results to docs/benchmarks.md (replacing its own earlier section).
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import os from 'node:os'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { OpenFeature, ProviderEvents } from '@openfeature/server-sdk'
-import { FlagdCore } from '@openfeature/flagd-core'
+import { ProviderEvents } from '@openfeature/server-sdk'
 import { QueueworksProvider } from '@queueworks/openfeature-provider'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { ALL_INDEXES } from '../../src/collections.ts'
-import { compileFlag, normalizeContext } from '../../src/flags/engine/rules.ts'
-import { RICH_SEGMENT, richContext, richFlagDef } from './lib/flags-rich.ts'
+import { MIXED_CONTEXTS, type Rate } from './lib/engine-rates.ts'
+import { FLAGS } from './lib/flags-setup.ts'
+import { CLIENT, ENGINE, FLAGD, PROVIDER, WINDOWS } from './lib/flags-provider-rates.ts'
+import { RICH_SEGMENT, richFlagDef } from './lib/flags-rich.ts'
 import { writeBenchSection } from './lib/report.ts'
 import { runBench } from './lib/run.ts'
 
 const { values } = parseArgs({
-  options: { providers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '10' }, flags: { type: 'string', default: '20' }, 'no-write': { type: 'boolean', default: false } },
+  options: {
+    providers: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '10' },
+    'rate-rounds': { type: 'string', default: '3' },
+    'rich-flags': { type: 'string', default: '20' },
+    'no-write': { type: 'boolean', default: false },
+  },
 })
 const PROVIDERS = Number(values.providers)
 const ROUNDS = Number(values.rounds)
-const FLAGS = Number(values.flags)
+const RATE_ROUNDS = Number(values['rate-rounds'])
+const RICH_FLAGS = Number(values['rich-flags'])
 const SECTION = '## In-process OpenFeature provider'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
 const m = (rate: number) => `${(rate / 1e6).toFixed(2)} M/s`
 
-/**
- * The rich flags (lib/flags-rich.ts) as flagd flags: the same rules, segment folded in, the regex
- * `^qa-` as flagd's starts_with (it has no regular expressions), splits as `fractional` over user_id.
- */
-function flagdConfig(n: number): string {
-  const flags: Record<string, unknown> = {}
-  for (let i = 0; i < n; i++) {
-    flags[`rich-${i}`] = {
-      state: 'ENABLED',
-      variants: { internal: 'internal', qa: 'qa', blue: 'blue', green: 'green', red: 'red', control: 'control', treatment: 'treatment' },
-      defaultVariant: 'control',
-      targeting: {
-        if: [
-          { and: [{ sem_ver: [{ var: 'app_version' }, '>=', '3.0.0'] }, { ends_with: [{ var: 'email' }, '@corp.example'] }] },
-          'internal',
-          { and: [{ starts_with: [{ var: 'user_id' }, 'qa-'] }, { '>=': [{ var: 'age' }, 18] }] },
-          'qa',
-          { '!': { in: [{ var: 'country' }, ['US', 'CA']] } },
-          { fractional: [{ var: 'user_id' }, ['blue', 50], ['green', 30], ['red', 20]] },
-          { fractional: [{ var: 'user_id' }, ['control', 90], ['treatment', 10]] },
-        ],
-      },
-    }
-  }
-  return JSON.stringify({ flags })
+const PROVIDER_RATES = fileURLToPath(new URL('./lib/flags-provider-rates.ts', import.meta.url))
+
+/** One case of lib/flags-provider-rates.ts in a process of its own. */
+function providerRate(name: string, flags: number, url: string, serverKey: string): Rate {
+  return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', PROVIDER_RATES, name, String(flags), url, serverKey], { encoding: 'utf8' }))
 }
 
-/** Wall-clock rates of the last `rate` calls, by what was measured (printed beside the CPU rates). */
-const wall: number[] = []
-
-/**
- * Calls per second of this process's CPU time (process.cpuUsage: per core-second, which the
- * shared machine's load decides far less than the wall clock) of `f(i)`, after a JIT warm-up.
- */
-function rate(f: (i: number) => unknown, n = 3_000_000): number {
-  let sink = 0
-  for (let i = 0; i < 200_000; i++) if (f(i)) sink++
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
-  for (let i = 0; i < n; i++) if (f(i)) sink++
-  const s = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
-  if (sink < 0) console.log(sink)
-  wall.push(n / s)
-  return n / ((cpu.user + cpu.system) / 1e6)
+/** Rates of one case over the rounds: the best and the median per CPU second, and the best by the clock. */
+interface Rates {
+  best: number
+  median: number
+  wall: number
 }
 
-async function asyncRate(f: (i: number) => Promise<unknown>, n = 300_000): Promise<number> {
-  for (let i = 0; i < 20_000; i++) await f(i)
-  const t0 = performance.now()
-  for (let i = 0; i < n; i++) await f(i)
-  return n / ((performance.now() - t0) / 1000)
+function summary(rs: Rate[]): Rates {
+  const cpu = rs.map((r) => r.rate).sort((a, b) => a - b)
+  return { best: cpu.at(-1)!, median: cpu[Math.floor(cpu.length / 2)]!, wall: Math.max(...rs.map((r) => r.wall)) }
 }
 
 async function stopChild(child: ChildProcess) {
@@ -126,29 +104,36 @@ runBench(async () => {
   }
   const signup = await call('/api/v1/signup', { email: `bench-provider-${Date.now()}@example.com` })
   await setPlan(platform.db, (await findAccountByKey(platform.db, 'flags', signup.api_key))!._id, 'business')
-  const P = `/api/v1/projects/${signup.project.id}`
-  await call(`${P}/segments`, RICH_SEGMENT, signup.api_key)
-  for (let i = 0; i < FLAGS; i++) await call(`${P}/flags`, richFlagDef(i), signup.api_key)
-  const serverKey = (await call(`${P}/environments/production/server-key/rotate`, undefined, signup.api_key)).server_key as string
+  // One project per workload, each with its own server key: FLAGS rich flags, and RICH_FLAGS.
+  const seed = async (projectId: string, flags: number) => {
+    const P = `/api/v1/projects/${projectId}`
+    await call(`${P}/segments`, RICH_SEGMENT, signup.api_key)
+    for (let i = 0; i < flags; i++) await call(`${P}/flags`, richFlagDef(i), signup.api_key)
+    return { P, serverKey: (await call(`${P}/environments/production/server-key/rotate`, undefined, signup.api_key)).server_key as string }
+  }
+  const { P, serverKey } = await seed(signup.project.id, FLAGS)
+  const rich = await seed((await call('/api/v1/projects', { name: 'rich' }, signup.api_key)).id, RICH_FLAGS)
 
-  // 1. Evaluations per second, mixed workload.
+  // 1. Evaluations per second, mixed workload: interleaved rounds of one process per case.
   const load1 = os.loadavg()
-  const contexts = Array.from({ length: 4_096 }, (_, i) => richContext(i))
-  const keys = Array.from({ length: FLAGS }, (_, i) => `rich-${i}`)
-  const engineFlags = keys.map((_, i) => compileFlag(richFlagDef(i), new Map([[RICH_SEGMENT.name, RICH_SEGMENT.conditions]])))
-  const normalised = contexts.map((c) => normalizeContext(c))
-  const engineRate = rate((i) => engineFlags[i % FLAGS]!.evaluate(normalised[i & 4095]!).variant)
-  const provider = new QueueworksProvider({ url: base, serverKey, usage: { flushIntervalMs: 60_000 } })
-  await OpenFeature.setProviderAndWait('bench', provider)
-  const providerRate = rate((i) => provider.resolve(keys[i % FLAGS]!, '', contexts[i & 4095]!).variant)
-  const flagd = new FlagdCore()
-  flagd.setConfigurations(flagdConfig(FLAGS))
-  const probe = flagd.resolveStringEvaluation('rich-0', '', contexts[0]!)
-  if (probe.reason === 'ERROR' || !['blue', 'green', 'red'].includes(probe.value)) throw new Error(`flagd-core did not evaluate the rich flag: ${JSON.stringify(probe)}`)
-  const flagdRate = rate((i) => flagd.resolveStringEvaluation(keys[i % FLAGS]!, '', contexts[i & 4095]!).variant, 500_000)
-  const client = OpenFeature.getClient('bench')
-  const clientRate = await asyncRate((i) => client.getStringDetails(keys[i % FLAGS]!, '', contexts[i & 4095]!))
-  await OpenFeature.close()
+  const runs: Record<string, Rate[]> = { engine: [], provider: [], flagd: [], client: [], engineRich: [], providerRich: [] }
+  const loads: number[] = []
+  for (let r = 0; r < RATE_ROUNDS; r++) {
+    loads.push(os.loadavg()[0]!)
+    runs.engine!.push(providerRate(ENGINE, FLAGS, base, serverKey))
+    runs.provider!.push(providerRate(PROVIDER, FLAGS, base, serverKey))
+    runs.flagd!.push(providerRate(FLAGD, FLAGS, base, serverKey))
+    runs.engineRich!.push(providerRate(ENGINE, RICH_FLAGS, base, serverKey))
+    runs.providerRich!.push(providerRate(PROVIDER, RICH_FLAGS, base, rich.serverKey))
+    console.log(`round ${r + 1} (load ${loads.at(-1)!.toFixed(1)}): ${Object.entries(runs).map(([k, v]) => `${k} ${v.length ? m(v.at(-1)!.rate) : '-'}`).join(', ')}`)
+  }
+  runs.client!.push(providerRate(CLIENT, FLAGS, base, serverKey))
+  const engine = summary(runs.engine!)
+  const provider = summary(runs.provider!)
+  const flagd = summary(runs.flagd!)
+  const engineRich = summary(runs.engineRich!)
+  const providerRich = summary(runs.providerRich!)
+  const client = runs.client![0]!
 
   // 2. Change → every provider updated.
   const providers = Array.from({ length: PROVIDERS }, () => new QueueworksProvider({ url: base, serverKey, usage: false }))
@@ -179,19 +164,25 @@ runBench(async () => {
   lat.sort((a, b) => a - b)
   const ms = (x: number) => `${x.toFixed(0)} ms`
 
+  const both = (x: Rates) => `**${m(x.best)}** (median ${m(x.median)})`
   const report = [
     SECTION,
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on this ${os.cpus().length}-core machine (shared; load average ${load1[0]!.toFixed(1)} before, ${load2[0]!.toFixed(1)} after). ` +
-      `\`npm run bench:flags-provider\`: one flags API process, a project of ${FLAGS} rich flags (the mixed workload of \`scripts/bench/lib/flags-rich.ts\`).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this ${os.cpus().length}-core machine (shared; load average ${load1[0]!.toFixed(1)} before, ${load2[0]!.toFixed(1)} after; ` +
+      `${RATE_ROUNDS} rounds of rates at load ${loads.map((l) => l.toFixed(1)).join(', ')}). ` +
+      `\`npm run bench:flags-provider\`: one flags API process; the rates evaluate the mixed workload of \`bench:flags\`' engine figure ` +
+      `(${FLAGS} rich flags of \`scripts/bench/lib/flags-rich.ts\`, the same ${MIXED_CONTEXTS.toLocaleString('en-US')} contexts), each case in a fresh process keeping its best of ${WINDOWS} windows, in interleaved rounds; ` +
+      'per CPU second, best round (median of the rounds in brackets).',
     '',
     '| what | result | target |',
     '|---|---|---|',
-    `| rule engine alone, contexts normalised beforehand (mixed), per CPU second (by the clock: ${m(wall[0]!)}) | ${m(engineRate)} | |`,
-    `| provider evaluation \`provider.resolve\` (context check, engine reading the context in place, usage counting), per CPU second (by the clock: ${m(wall[1]!)}) | **${m(providerRate)}** | ≥ 8 M/s: ${providerRate >= 8e6 ? 'met' : 'not met'} |`,
-    `| flagd-core \`resolveStringEvaluation\`, the same flags as JSON Logic (reference), per CPU second (by the clock: ${m(wall[2]!)}) | ${m(flagdRate)} | |`,
-    `| provider / flagd-core | **${(providerRate / flagdRate).toFixed(1)}×** | ≥ 5×: ${providerRate >= 5 * flagdRate ? 'met' : 'not met'} |`,
-    `| whole OpenFeature call \`client.getStringDetails\` (SDK hooks, promise) | ${m(clientRate)} | |`,
+    `| rule engine alone, contexts normalised beforehand (the workload and code of \`bench:flags\`' mixed figure; by the clock: ${m(engine.wall)}) | ${both(engine)} | |`,
+    `| provider evaluation \`provider.resolve\` (context check, engine reading the context in place, usage counting; by the clock: ${m(provider.wall)}) | ${both(provider)} | ≥ 8 M/s: ${provider.best >= 8e6 ? 'met' : 'not met'} |`,
+    `| flagd-core \`resolveStringEvaluation\`, the same flags as JSON Logic (reference; by the clock: ${m(flagd.wall)}) | ${both(flagd)} | |`,
+    `| provider / flagd-core (best rounds; medians) | **${(provider.best / flagd.best).toFixed(1)}×** (${(provider.median / flagd.median).toFixed(1)}×) | ≥ 5×: ${provider.best >= 5 * flagd.best ? 'met' : 'not met'} |`,
+    `| provider / engine alone (best rounds) | ${(provider.best / engine.best).toFixed(2)} | |`,
+    `| ${RICH_FLAGS} rich flags instead of ${FLAGS}: engine alone / \`provider.resolve\` | ${both(engineRich)} / ${both(providerRich)} | |`,
+    `| whole OpenFeature call \`client.getStringDetails\` (SDK hooks, promise; one round) | ${m(client.rate)} (by the clock: ${m(client.wall)}) | |`,
     `| change → every one of ${PROVIDERS} providers updated (${ROUNDS} rounds): p50 / p99 / max | ${ms(pct(lat, 50))} / **${ms(pct(lat, 99))}** / ${ms(lat.at(-1) ?? NaN)}${missed ? ` (${missed} not told within 5 s)` : ''} | p99 ≤ 1 s: ${pct(lat, 99) <= 1_000 && missed === 0 ? 'met' : 'not met'} |`,
     '',
   ].join('\n')

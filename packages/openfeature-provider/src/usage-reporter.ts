@@ -1,5 +1,5 @@
 // Per-flag usage, as Unleash SDKs report metrics: the provider counts its evaluations per engine
-// result (one flag and variant each: ServedEntry, kept by provider.ts) and this reporter sends
+// result (one flag and variant each: ServedEntry, kept by provider.ts per flag of the set in use) and this reporter sends
 // them in one batch per interval (POST /api/v1/flag-usage), so the service can show how often each
 // flag is evaluated, and to which variant, across in-process and remote evaluations
 // (docs/flags.md, "Per-flag usage"). A batch the service did not take (network error, 5xx, 429)
@@ -40,7 +40,8 @@ export class UsageReporter {
   constructor(
     private readonly target: Target,
     private readonly opts: UsageOptions,
-    private readonly served: Map<object, ServedEntry>,
+    /** Every entry of the flag set in use (provider.ts keeps them). */
+    private readonly entries: () => Iterable<ServedEntry>,
   ) {}
 
   start(): void {
@@ -50,16 +51,12 @@ export class UsageReporter {
   }
 
   /**
-   * Moves the entries' counts into the pending batch. Entries not served since the last drain are
-   * dropped (the provider builds them again when needed), so results of flag sets that were
-   * replaced do not pile up.
+   * Moves the entries' counts into the pending batch. The provider calls it before it replaces
+   * the flag set (and its entries), so counts of a replaced set go to the next batch.
    */
   drain(): void {
-    for (const [r, e] of this.served) {
-      if (e.n === 0) {
-        this.served.delete(r)
-        continue
-      }
+    for (const e of this.entries()) {
+      if (e.n === 0) continue
       add(this.pending, e.flag, e.variant, e.n)
       e.n = 0
     }

@@ -38,6 +38,8 @@ function rate(flags: CompiledFlag[], contexts: EvalContext[], hit: number, n = 3
 
 export const ENGINE = 'engine'
 export const MIXED = 'mixed'
+/** The mixed workload's contexts (bench:flags-provider evaluates the same ones). */
+export const MIXED_CONTEXTS = 4_096
 
 function measure(name: string): Rate {
   if (name === ENGINE) {
@@ -49,7 +51,7 @@ function measure(name: string): Rate {
   if (name === MIXED) {
     const segments = new Map([[RICH_SEGMENT.name, RICH_SEGMENT.conditions]])
     const flags = Array.from({ length: FLAGS }, (_, i) => compileFlag(richFlagDef(i), segments))
-    const contexts = Array.from({ length: 4_096 }, (_, i) => normalizeContext(richContext(i)))
+    const contexts = Array.from({ length: MIXED_CONTEXTS }, (_, i) => normalizeContext(richContext(i)))
     return rate(flags, contexts, 0)
   }
   const c = OPERATOR_CASES.find((x) => x.name === name)

@@ -40,12 +40,17 @@ export const MAX_CONTEXT_ATTRIBUTES = 100
 export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes`
 
 /**
- * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes. The provider checks every call:
- * Object.keys copies V8's cached key list of the object's shape, where counting with for…in and
- * Object.hasOwn cost a lookup per key.
+ * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes. The in-process provider checks every
+ * call, so the common case allocates nothing: for…in walks V8's cached key list of the object's
+ * shape, and counts inherited enumerable attributes too (a plain object has none), so a count
+ * within the limit is an answer, and only a count past it is confirmed with Object.keys (own
+ * attributes only). Object.keys for every call copied the key list: about 17 ns against 7 for the
+ * count, a tenth of the provider's mixed-workload evaluation.
  */
 export function tooManyAttributes(c: object): boolean {
-  return Object.keys(c).length > MAX_CONTEXT_ATTRIBUTES
+  let n = 0
+  for (const _ in c) if (++n > MAX_CONTEXT_ATTRIBUTES) return Object.keys(c).length > MAX_CONTEXT_ATTRIBUTES
+  return false
 }
 
 /** `context` must be an object when present; non-scalar attributes are ignored (never match). */
