@@ -6,8 +6,11 @@ import assert from 'node:assert/strict'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { HoldConfirmations } from '../src/invoice/store/hold-confirmations.ts'
-import { confirmHold, type UsageDoc } from '../src/invoice/store/quota-store.ts'
-import { insertInvoice } from '../src/invoice/store/invoice-store.ts'
+import { cancelHold, confirmHold, type UsageDoc } from '../src/invoice/store/quota-store.ts'
+import { getInvoice, insertInvoice } from '../src/invoice/store/invoice-store.ts'
+import { renderNow } from '../src/invoice/invoice-routes.ts'
+import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
+import type { HttpError } from '../src/platform/http/errors.ts'
 import { invoicesAbandonedJob } from '../jobs/invoices-abandoned.ts'
 import { enqueue } from '../src/platform/job.ts'
 import { call, get, post } from './helpers/http.ts'
@@ -95,6 +98,21 @@ describe('invoice quota: deferred hold confirmations', function () {
     assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 0)
     await c.flush() // a late flush finds nothing to confirm and changes nothing
     assert.deepEqual(await holdsOf(accountId), { ids: [], n: 0, count: 0 })
+  })
+
+  it('a request that recorded its invoice after half the sweep cutoff confirms at once: if the sweep took its hold, 503 and nothing kept', async () => {
+    const { key, accountId } = await signup('hold-late')
+    const id = randomId()
+    const c = new HoldConfirmations(sys.platform.db, 60_000)
+    assert.equal(await c.reserve(accountId, period, 5, hold(id)), true)
+    // The sweep gave the unit back meanwhile (it found nothing recorded under the hold).
+    assert.equal(await cancelHold(sys.platform.db, accountId, period, id), true)
+    const request = invoiceBodySchema.parse({ items: [{ description: 'late', quantity: 1, unit_price: 1 }] })
+    // Reserved a minute ago: past half of the 11 s cutoff, so no deferring.
+    await assert.rejects(renderNow(sys.platform, 'single', { accountId, period, reservedAtMs: clock.nowMs() - 60_000 }, request, id), (err: HttpError) => err.status === 503)
+    assert.equal(await getInvoice(sys.platform.db, id), null, 'the invoice it recorded is removed again')
+    assert.deepEqual(await holdsOf(accountId), { ids: [], n: 0, count: 0 })
+    assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 0)
   })
 
   it('sequential POST /invoice: every unit charged once, no hold left behind', async () => {
