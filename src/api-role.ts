@@ -12,7 +12,7 @@ import { logger } from './platform/logger.ts'
 import { createPlatform, type Platform } from './platform/platform.ts'
 import { startWorkers } from '../workers/main.ts'
 import { readConsumers } from './platform/consumers.ts'
-import { listen } from './serve.ts'
+import { appClosed, listen } from './serve.ts'
 import { closeServer, onShutdown, STOP_WITH_PARENT } from './shutdown.ts'
 import { requireUrls } from './role-urls.ts'
 
@@ -70,7 +70,7 @@ export async function cmdStart(config: Config, ephemeral = false): Promise<void>
 
   onShutdown(config, {
     async drain() {
-      await Promise.all(servers.map((s) => closeServer(s, config)))
+      await Promise.all(servers.map((s) => closeServer(s, config).then(() => appClosed(s))))
       await Promise.all(
         // A worker may be gone already: the same SIGTERM reached it (a signal to the process group).
         children.map((c) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : (c.once('exit', () => res()), c.kill('SIGTERM'))))),
@@ -109,7 +109,7 @@ export async function cmdApi(config: Config, names: string[]): Promise<void> {
   services.forEach((s, i) => logger.info({ service: s.name, port: (servers[i]!.address() as { port: number }).port }, 'api listening'))
   onShutdown(config, {
     async drain() {
-      await Promise.all(servers.map((s) => closeServer(s, config)))
+      await Promise.all(servers.map((s) => closeServer(s, config).then(() => appClosed(s))))
       await platform.close()
     },
   })

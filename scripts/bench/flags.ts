@@ -27,7 +27,7 @@ import { writeBenchSection } from './lib/report.ts'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import { listen } from '../../src/serve.ts'
+import { appClosed, listen } from '../../src/serve.ts'
 import { ALL_INDEXES } from '../../src/collections.ts'
 import { flagsService } from '../../src/flags/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
@@ -103,6 +103,7 @@ async function main() {
       server.close(() => r())
       server.closeAllConnections()
     })
+    await appClosed(server)
     await platform.close()
 
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met')

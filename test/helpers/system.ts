@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { listen } from '../../src/serve.ts'
+import { appClosed, listen } from '../../src/serve.ts'
 import { ALL_INDEXES } from '../../src/collections.ts'
 import { SERVICES } from '../../src/services.ts'
 import { ALL_QUEUES } from '../../src/job-contracts.ts'
@@ -80,6 +80,7 @@ export async function startSystem(
     stripe,
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.close(() => r()); s.closeAllConnections() })))
+      await Promise.all(servers.map(appClosed))
       await workers?.close(2_000)
       await platform.close()
       await stripe?.close()
