@@ -3,6 +3,7 @@
 // holds confirmed exactly once, holds_n exact even when the sweep confirmed one meanwhile, nothing
 // charged twice or given back; and through the API, sequential invoices leave no hold behind.
 import assert from 'node:assert/strict'
+import { MongoClient } from 'mongodb'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { HoldConfirmations } from '../src/invoice/store/hold-confirmations.ts'
@@ -72,6 +73,19 @@ describe('invoice quota: deferred hold confirmations', function () {
     assert.deepEqual(await holdsOf(account), { ids: [d], n: 1, count: 3 }, 'd still pending after the refusal')
     await c.flush()
     assert.deepEqual(await holdsOf(account), { ids: [], n: 0, count: 3 })
+  })
+
+  it('MongoDB unreachable at the flush: no error escapes, the hold stays for the sweep', async () => {
+    const account = randomId()
+    const id = randomId()
+    assert.equal(await new HoldConfirmations(sys.platform.db, 60_000).reserve(account, period, 5, hold(id)), true)
+    // A connection of its own, closed: every write of this instance fails.
+    const client = await MongoClient.connect(sys.env.MONGO_URL!)
+    const c = new HoldConfirmations(client.db(sys.platform.db.databaseName), 60_000)
+    await client.close()
+    c.later(account, period, id)
+    for (let i = 0; i < 7; i++) await c.flush() // past its retries: then left to the sweep
+    assert.deepEqual(await holdsOf(account), { ids: [id], n: 1, count: 1 })
   })
 
   it('a process that died with confirmations pending: the sweep keeps its recorded invoices charged', async () => {

@@ -57,12 +57,11 @@ export function receiveRouter(platform: Platform): Router {
     // A readable PDF is an invoice recorded like /invoice's, so its unit is a hold until then.
     const id = randomId()
     const hold = pdfRequest ? { id, kind: 'invoice' as const } : undefined
-    const reservedAtMs = clock.nowMs()
     if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit, 1, hold))) {
       throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
     }
     if (pdfRequest) {
-      const pdf = await renderNow(platform, 'single', { accountId: account._id, period, reservedAtMs }, pdfRequest, id)
+      const pdf = await renderNow(platform, 'single', { accountId: account._id, period, reservedAtMs: now.getTime() }, pdfRequest, id)
       return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
     }
     ctx.set('Cache-Control', 'no-store')

@@ -6,7 +6,7 @@
 // leave units charged for nothing. Taking units and recording the hold is one atomic update, and
 // so are confirming it and giving it back, so each unit is charged or returned exactly once
 // (quota-holds.ts settles the holds a dead process left).
-import type { Db } from 'mongodb'
+import type { Db, UpdateFilter } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
 
@@ -69,20 +69,28 @@ export async function reserve(
   n = 1,
   hold?: { id: string; kind: QuotaHold['kind'] },
 ): Promise<boolean> {
-  const update = hold
-    ? { $inc: { count: n, holds_n: 1 }, $set: { [`holds.${hold.id}`]: { kind: hold.kind, n, at: clock.now() } } }
-    : { $inc: { count: n } }
-  const take = () => usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, update)
+  const take = () => usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - n } }, takeUnits(n, hold))
   // The counter usually exists: one round trip. Only the month's first request creates it.
   if ((await take()).modifiedCount === 1) return true
   await ensureCounter(db, accountId, period)
   return (await take()).modifiedCount === 1
 }
 
+/** The update that takes `n` units, as a hold when named, and confirms the holds in `confirm`. */
+function takeUnits(n: number, hold?: { id: string; kind: QuotaHold['kind'] }, confirm: string[] = []): UpdateFilter<UsageDoc> {
+  if (!hold) return { $inc: { count: n } }
+  return {
+    $inc: { count: n, holds_n: 1 - confirm.length },
+    $set: { [`holds.${hold.id}`]: { kind: hold.kind, n, at: clock.now() } },
+    ...(confirm.length ? { $unset: unsetHolds(confirm) } : {}),
+  }
+}
+
 /**
- * reserve() that also confirms `confirm`, holds of the same counter whose work is recorded, in the
- * same update (hold-confirmations.ts). Each of them must still be held, so holds_n stays exact; if
- * one is not, or the units do not fit, the plain reservation is tried and nothing is confirmed.
+ * reserve() of one unit that also confirms `confirm`, holds of the same counter whose work is
+ * recorded, in the same update (hold-confirmations.ts). Each of them must still be held, so
+ * holds_n stays exact; if one is not, or the unit does not fit, the plain reservation is tried and
+ * nothing is confirmed.
  */
 export async function reserveConfirming(
   db: Db,
@@ -93,41 +101,26 @@ export async function reserveConfirming(
   confirm: string[],
 ): Promise<{ reserved: boolean; confirmed: boolean }> {
   if (confirm.length) {
-    const r = await usage(db).updateOne(
-      { _id: idOf(accountId, period), count: { $lte: limit - 1 }, ...stillHeld(confirm) },
-      {
-        $inc: { count: 1, holds_n: 1 - confirm.length },
-        $set: { [`holds.${hold.id}`]: { kind: hold.kind, n: 1, at: clock.now() } },
-        $unset: Object.fromEntries(confirm.map((id) => [`holds.${id}`, ''])),
-      },
-    )
+    const r = await usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - 1 }, ...stillHeld(confirm) }, takeUnits(1, hold, confirm))
     if (r.modifiedCount === 1) return { reserved: true, confirmed: true }
   }
   return { reserved: await reserve(db, accountId, period, limit, 1, hold), confirmed: false }
 }
 
 const stillHeld = (ids: string[]) => Object.fromEntries(ids.map((id) => [`holds.${id}`, { $exists: true }]))
+const unsetHolds = (ids: string[]): Record<string, ''> => Object.fromEntries(ids.map((id) => [`holds.${id}`, '' as const]))
 
-/** confirmHold for several holds of one counter at once: all of them, or none (false). */
+/** The holds' invoices or batches are recorded: their units stay charged. All of them, or none (false: one was given back or confirmed already). */
 export async function confirmHolds(db: Db, accountId: string, period: string, holdIds: string[]): Promise<boolean> {
-  const r = await usage(db).updateOne(
-    { _id: idOf(accountId, period), ...stillHeld(holdIds) },
-    { $unset: Object.fromEntries(holdIds.map((id) => [`holds.${id}`, ''])), $inc: { holds_n: -holdIds.length } },
-  )
+  const r = await usage(db).updateOne({ _id: idOf(accountId, period), ...stillHeld(holdIds) }, { $unset: unsetHolds(holdIds), $inc: { holds_n: -holdIds.length } })
   return r.modifiedCount === 1
 }
+
+/** One hold's work is recorded: its units stay charged. False if it was given back. */
+export const confirmHold = (db: Db, accountId: string, period: string, holdId: string): Promise<boolean> => confirmHolds(db, accountId, period, [holdId])
 
 export async function release(db: Db, accountId: string, period: string, n = 1): Promise<void> {
   await usage(db).updateOne({ _id: idOf(accountId, period), count: { $gte: n } }, { $inc: { count: -n } })
-}
-
-/** The hold's invoice or batch is recorded: its units stay charged. False if it was given back. */
-export async function confirmHold(db: Db, accountId: string, period: string, holdId: string): Promise<boolean> {
-  const r = await usage(db).updateOne(
-    { _id: idOf(accountId, period), [`holds.${holdId}`]: { $exists: true } },
-    { $unset: { [`holds.${holdId}`]: '' }, $inc: { holds_n: -1 } },
-  )
-  return r.modifiedCount === 1
 }
 
 /** Give a hold's units back, if it is still held (never twice, never after confirmHold). */
@@ -137,7 +130,7 @@ export async function cancelHold(db: Db, accountId: string, period: string, hold
   if (!hold) return false
   const r = await usage(db).updateOne(
     { _id: idOf(accountId, period), [`holds.${holdId}.n`]: hold.n },
-    { $unset: { [`holds.${holdId}`]: '' }, $inc: { count: -hold.n, holds_n: -1 } },
+    { $unset: unsetHolds([holdId]), $inc: { count: -hold.n, holds_n: -1 } },
   )
   return r.modifiedCount === 1
 }
