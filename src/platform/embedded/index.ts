@@ -39,7 +39,7 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
   if (redisDir) await mkdir(redisDir, { recursive: true })
   const [redisUrl, mongoUrl] = await Promise.all([
     config.REDIS_URL ??
-      startRedisServer({ dir: redisDir }).then((r) => {
+      startRedisServer({ dir: redisDir, avoid: servicePorts(config) }).then((r) => {
         started.push(r.child)
         logger.info({ url: r.url }, 'started embedded redis-server')
         return r.url
@@ -101,4 +101,9 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
 function webhookUrls(config: Config): string[] {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
   return [config.INVOICE_PORT, config.FLAGS_PORT, config.WEBHOOKS_PORT].map((p) => `http://${host}:${p}${WEBHOOK_PATH}`)
+}
+
+/** Ports this process's services and simulator were told to use: the embedded Redis must not take one. */
+function servicePorts(config: Config): number[] {
+  return [config.INVOICE_PORT, config.FLAGS_PORT, config.WEBHOOKS_PORT, config.WORKER_PORT, config.STRIPE_SIMULATOR_PORT].filter((p): p is number => typeof p === 'number')
 }

@@ -2,7 +2,6 @@
 // It keeps data only in memory; `start` snapshots it to a data folder (kept-store.ts). Production sets MONGO_URL.
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import getPort from 'get-port'
 import { spawnUntilReady, type StartedChild } from './child.ts'
 
 const require = createRequire(import.meta.url)
@@ -22,11 +21,15 @@ export interface EmbeddedMongo {
   child: StartedChild
 }
 
-/** `port`: where to listen (benchmarks set it, docs/benchmarks.md); a free port otherwise. */
+/**
+ * `port`: where to listen (benchmarks set it, docs/benchmarks.md). Otherwise port 0: the engine
+ * binds a port the kernel picks and prints it. A port probed free beforehand could be taken by
+ * another process (or by a service told to listen there) before the engine binds it.
+ */
 export async function startMongoEngine(opts: { port?: number } = {}): Promise<EmbeddedMongo> {
   const pkg = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')
   const bin = join(dirname(pkg), 'bin', 'jongodb')
-  const port = opts.port ?? (await getPort({ host: '127.0.0.1' }))
+  const port = opts.port ?? 0
   const { child, value } = await spawnUntilReady(
     bin,
     ['--host=127.0.0.1', `--port=${port}`, ...ENGINE_HEAP_ARGS],

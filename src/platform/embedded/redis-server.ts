@@ -39,16 +39,37 @@ export interface EmbeddedRedis {
   child: StartedChild
 }
 
-export async function startRedisServer(opts: { port?: number; dir?: string; appendonly?: boolean } = {}): Promise<EmbeddedRedis> {
+/** Tries with fresh free ports when the probed one was taken before redis-server bound it. */
+const PORT_ATTEMPTS = 3
+
+/**
+ * `port`: where to listen (a restart on the same address in fault tests, benchmarks); otherwise a
+ * free loopback port other than `avoid` (ports this process was told to give its own services).
+ * redis-server cannot bind port 0 (that turns TCP off), so the port is probed first; another
+ * process can take it between the probe and the bind, and then the next attempt takes another one.
+ */
+export async function startRedisServer(opts: { port?: number; dir?: string; appendonly?: boolean; avoid?: number[] } = {}): Promise<EmbeddedRedis> {
   const bin = ensureRedisServer()
-  const port = opts.port ?? (await getPort({ host: '127.0.0.1' }))
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'qw-redis-'))
+  if (opts.port !== undefined) return startOn(bin, opts.port, dir, opts.appendonly)
+  for (let attempt = 1; ; attempt++) {
+    const port = await getPort({ host: '127.0.0.1', exclude: opts.avoid })
+    try {
+      return await startOn(bin, port, dir, opts.appendonly)
+    } catch (err) {
+      if (attempt >= PORT_ATTEMPTS || !/Address already in use|Could not create server TCP listening socket/.test(String(err))) throw err
+      logger.warn({ port }, 'embedded redis-server: the probed port was taken before it could bind; trying another')
+    }
+  }
+}
+
+async function startOn(bin: string, port: number, dir: string, appendonly: boolean | undefined): Promise<EmbeddedRedis> {
   const args = [
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--dir', dir,
     '--save', '',
-    '--appendonly', opts.appendonly === false ? 'no' : 'yes',
+    '--appendonly', appendonly === false ? 'no' : 'yes',
     '--appendfsync', 'everysec',
     '--maxmemory-policy', 'noeviction',
     '--protected-mode', 'yes',
