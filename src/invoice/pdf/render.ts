@@ -5,6 +5,9 @@ import { buildInvoiceDocument, type BuildOptions } from './document.ts'
 import { INVALID_LOGO } from './logo.ts'
 import { embeddedFontFiles, pdfmakeFonts, READABLE_FONT_FILES } from './fonts.ts'
 import { shareParsedFonts } from './font-cache.ts'
+// Faster paths inside pdfmake and PDFKit that change no byte of a PDF (each file says why).
+import './style-lookup.ts'
+import './color-ops.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
