@@ -27,10 +27,8 @@ export function appClosed(server: Server): Promise<void> {
 }
 
 export async function listen(platform: Platform, svc: ServiceDef, port: number): Promise<Server> {
-  for (const q of svc.awaits) {
-    await platform.queues.listen(q)
-    platform.consumers.watch(q)
-  }
+  if (svc.awaits.length) await platform.queues.listenForWakes()
+  for (const q of svc.awaits) platform.consumers.watch(q)
   const { app, close } = svc.createApp(platform)
   mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath }, awaits: svc.awaits })
   const server = app.listen(port, platform.config.HOST)

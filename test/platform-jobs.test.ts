@@ -1,13 +1,15 @@
 // The platform's job API against real Redis and the engine: contracts, enqueue and enqueueMany
 // (validation, id schemes, idempotency, bulk), the durable enqueue and the outbox sweep's
-// registry, awaitOutcome, and the pairing of every contract with exactly one processor.
+// registry, awaitOutcome, waking the one process that waits for a job, and the pairing of every
+// contract with exactly one processor.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { JOBS } from '../jobs/index.ts'
 import { JOB_CONTRACTS } from '../src/job-contracts.ts'
 import { awaitOutcome, listenForOutcome } from '../src/platform/await-outcome.ts'
-import { defineJob, defineJobContract, enqueue, enqueueMany } from '../src/platform/job.ts'
+import { defineJob, defineJobContract, enqueue, enqueueAwaited, enqueueMany } from '../src/platform/job.ts'
+import { QueueRegistry, WAKE_FIELD } from '../src/platform/queues.ts'
 import { enqueueDurably, sweepOutbox } from '../src/platform/outbox.ts'
 import { closeWorkers, registerWorker, type RegisteredWorker } from '../src/platform/workers.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
@@ -148,6 +150,50 @@ describe('platform: job API', function () {
       const out = await awaitOutcome(sys.platform, { queue: c.queue, jobId: 'n-21', timeoutMs: 10_000, read: read(21), firstWait: first })
       assert.equal(out?.doubled, 42)
       assert.ok(processed.includes(21))
+    })
+  })
+
+  describe('waking the process that waits', () => {
+    it('a job enqueued to be awaited names this process’s wake channel, and its worker wakes this process alone, done or failed', async () => {
+      const c = echo()
+      // A process that does not listen for wakes enqueues plain jobs.
+      const plain = await enqueueAwaited(sys.platform, c, { n: 1 })
+      assert.deepEqual(plain.data, { n: 1 })
+
+      await sys.platform.queues.listenForWakes()
+      const channel = sys.platform.queues.wakeChannel()
+      assert.ok(channel?.startsWith(`${sys.platform.config.QUEUE_PREFIX}:wake:`), channel)
+      // Another process that waits for jobs of its own (its own channel), on the same Redis.
+      const other = new QueueRegistry(sys.platform.redisUrl, sys.platform.config.QUEUE_PREFIX, sys.platform.redis)
+      await other.listenForWakes()
+      assert.notEqual(other.wakeChannel(), channel)
+      try {
+        const results = sys.platform.db.collection(`results_${c.queue}`)
+        workers.push(
+          await registerWorker(
+            sys.platform,
+            defineJob(c, {
+              async process({ n }) {
+                if (n === 13) throw new Error('unlucky')
+                await results.insertOne({ _id: `n-${n}` as never, doubled: 2 * n })
+              },
+            }),
+          ),
+        )
+        // No QueueEvents stream for this queue: only the wake can settle these waits before their bound.
+        const done = sys.platform.queues.nextSettled(c.queue, 'n-2', 30_000)
+        const failed = sys.platform.queues.nextSettled(c.queue, 'n-13', 30_000)
+        const elsewhere = other.nextSettled(c.queue, 'n-2', 2_000)
+        const job = await enqueueAwaited(sys.platform, c, { n: 2 })
+        assert.equal(job.data[WAKE_FIELD], channel)
+        await enqueueAwaited(sys.platform, c, { n: 13 })
+        assert.deepEqual(await done, { event: 'done' })
+        assert.ok(await results.findOne({ _id: 'n-2' as never }), 'woken after the outcome was stored')
+        assert.deepEqual(await failed, { event: 'done' }, 'a processor that throws wakes its waiter too')
+        assert.equal(await elsewhere, null, 'another process is not woken')
+      } finally {
+        await other.close()
+      }
     })
   })
 })

@@ -6,7 +6,7 @@
 import { admitToQueue } from '../platform/admission.ts'
 import { awaitOutcome, listenForOutcome } from '../platform/await-outcome.ts'
 import { HttpError, gatewayTimeout } from '../platform/http/errors.ts'
-import { enqueue } from '../platform/job.ts'
+import { enqueueAwaited } from '../platform/job.ts'
 import { logger } from '../platform/logger.ts'
 import { clock } from '../platform/clock.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -52,7 +52,7 @@ export async function requeueIfLost(platform: Platform, id: string): Promise<boo
   if (doc.status === 'rendering' && clock.nowMs() - doc.updated_at.getTime() < 2 * platform.config.JOB_LOCK_MS) return false
   if ((await platform.queues.queue(QUEUE).getJobState(id)) !== 'unknown') return false
   // Without the request: the job reads it back and skips an invoice that was settled meanwhile.
-  await enqueue(platform, invoiceRenderContract, { invoice_id: id })
+  await enqueueAwaited(platform, invoiceRenderContract, { invoice_id: id })
   logger.warn({ invoiceId: id }, 'render job lost by Redis (failover or restart): enqueued again')
   return true
 }

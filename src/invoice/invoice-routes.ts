@@ -9,7 +9,7 @@ import { input, validate } from '../platform/http/validate.ts'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import { randomId } from '../platform/ids.ts'
-import { enqueue } from '../platform/job.ts'
+import { enqueueAwaited } from '../platform/job.ts'
 import type { Platform } from '../platform/platform.ts'
 import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
@@ -57,7 +57,7 @@ export async function renderNow(platform: Platform, kind: InvoiceKind, charge: R
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
   try {
-    await enqueue(platform, invoiceRenderContract, { invoice_id: id, request })
+    await enqueueAwaited(platform, invoiceRenderContract, { invoice_id: id, request })
   } catch {
     await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
     throw unavailable()

@@ -1,6 +1,6 @@
 // Waiting (bounded) for the outcome of a job a request enqueued: the ingress side of invoice
-// rendering and webhook replay. The outcome is read from MongoDB, the source of truth; the queue's
-// completion events only wake the waiter, so a lost or trimmed event costs at most one poll.
+// rendering and webhook replay. The outcome is read from MongoDB, the source of truth; the worker's
+// wake (queues.ts) only tells the waiter when to read, so a lost wake costs at most one poll.
 import type { Platform } from './platform.ts'
 
 const POLL_MS = 1_000

@@ -7,6 +7,7 @@ import { UnrecoverableError } from 'bullmq'
 import type { z } from 'zod'
 import type { Config } from './config.ts'
 import type { Platform } from './platform.ts'
+import { WAKE_FIELD } from './queues.ts'
 
 export interface JobContract<S extends z.ZodType = z.ZodType> {
   /** Queue name, one job kind per queue (docs/architecture.md, "Adding a job"). */
@@ -66,6 +67,17 @@ function prepare<S extends z.ZodType>(contract: JobContract<S>, payload: z.infer
   const data = contract.schema.parse(payload)
   const jobId = opts.jobId ?? contract.id?.(data)
   return { name: contract.queue, data, opts: { ...contract.options, ...opts, ...(jobId === undefined ? {} : { jobId }) } }
+}
+
+/**
+ * Add one job that a request of this process will wait for (await-outcome.ts): its data names this
+ * process's wake channel, so the worker wakes this process alone when the job is done (queues.ts).
+ * Without a wake channel (a process that does not listen for wakes) it is a plain enqueue.
+ */
+export async function enqueueAwaited<S extends z.ZodType>(platform: Platform, contract: JobContract<S>, payload: z.infer<S>): Promise<Job> {
+  const { name, data, opts } = prepare(contract, payload)
+  const channel = platform.queues.wakeChannel()
+  return platform.queues.queue(contract.queue).add(name, channel ? { ...(data as object), [WAKE_FIELD]: channel } : data, opts)
 }
 
 /** Add one job. Throws when Redis is unreachable: callers that must not lose it use the outbox. */

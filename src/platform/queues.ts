@@ -1,12 +1,16 @@
-// The one place that builds queues: one Queue and one QueueEvents per queue per process, created
-// at start, with default job options, and one completed/failed listener per queue that feeds a
-// map of job id → waiters (job.waitUntilFinished adds listeners per call and can miss events).
+// The one place that builds queues: one Queue per queue per process, created at start, with
+// default job options, and what wakes a request waiting for a job (job.waitUntilFinished adds
+// listeners per call and can miss events): a map of job id → waiters fed by this process's own
+// wake channel (a job enqueued to be awaited names it, and the worker publishes the job id there
+// when its processor is done: docs/architecture.md, "Waiting for a job"), or by a QueueEvents
+// stream of every event of a queue where a caller wants those (tests, scripts).
 import { queueTelemetry } from './tracing.ts'
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
 import { logger } from './logger.ts'
 import { createRedis, type RedisClient } from './redis.ts'
 import { isRedisConnectionError, watchBullmqErrors } from './redis-errors.ts'
 import { isClusterUrl, queuePrefixFor } from './redis-target.ts'
+import { randomId } from './ids.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -14,7 +18,17 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3_600, count: 5_000 },
 }
 
-export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event: 'failed'; failedReason: string }
+/**
+ * What woke a waiter: a completed or failed event of the queue's event stream, or this process's
+ * wake channel ('done': the job's processor returned or threw; the outcome is where it stores it).
+ */
+export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event: 'failed'; failedReason: string } | { event: 'done' }
+
+/** The job data field naming the wake channel of the process that awaits the job (job.ts, workers.ts). */
+export const WAKE_FIELD = '_wake'
+
+/** What a worker publishes on a wake channel: the queue and the job id. */
+export const wakeMessage = (queue: string, jobId: string) => `${queue}\n${jobId}`
 
 type Waiter = (s: JobSettled) => void
 
@@ -22,6 +36,7 @@ export class QueueRegistry {
   private readonly queues = new Map<string, Queue>()
   private readonly events = new Map<string, { ev: QueueEvents; conn: RedisClient }>()
   private readonly waiters = new Map<string, Set<Waiter>>()
+  private wakes: { channel: string; conn: RedisClient } | null = null
 
   constructor(
     private readonly redisUrl: string,
@@ -73,6 +88,31 @@ export class QueueRegistry {
     await ev.waitUntilReady()
   }
 
+  /**
+   * Subscribe to this process's wake channel (call at start in a process whose requests await
+   * jobs). One subscription per process, whatever the queues: a job wakes only the process that
+   * awaits it, where a queue's event stream wakes every process listening to it for every event
+   * of every job (three or four per job). A wake lost to a failover or a reconnect costs the
+   * waiter one poll (await-outcome.ts).
+   */
+  async listenForWakes(): Promise<void> {
+    if (this.wakes) return
+    const channel = `${this.prefix}:wake:${randomId()}`
+    const conn = createRedis(this.redisUrl, 'blocking', { connectionName: 'wakes' })
+    conn.on('message', (ch: string, message: string) => {
+      if (ch !== channel) return
+      const cut = message.indexOf('\n')
+      if (cut > 0) this.settle(message.slice(0, cut), message.slice(cut + 1), { event: 'done' })
+    })
+    this.wakes = { channel, conn }
+    await conn.subscribe(channel)
+  }
+
+  /** This process's wake channel, once listenForWakes has run. */
+  wakeChannel(): string | undefined {
+    return this.wakes?.channel
+  }
+
   private settle(name: string, jobId: string, s: JobSettled): void {
     const set = this.waiters.get(`${name}:${jobId}`)
     if (!set) return
@@ -80,11 +120,12 @@ export class QueueRegistry {
   }
 
   /**
-   * Resolve with the next completed/failed event of the job, or null after timeoutMs.
-   * A null is not a verdict: callers look the result up in MongoDB, the source of truth.
+   * Resolve with the job's next wake (its processor done, for a job enqueued with this process's
+   * wake channel) or completed/failed event (a queue listened to), or null after timeoutMs.
+   * Neither is a verdict: callers look the result up in MongoDB, the source of truth.
    */
   nextSettled(name: string, jobId: string, timeoutMs: number): Promise<JobSettled | null> {
-    if (!this.events.has(name)) throw new Error(`queue ${name} is not listened to in this process`)
+    if (!this.wakes && !this.events.has(name)) throw new Error(`queue ${name} is not listened to in this process`)
     const key = `${name}:${jobId}`
     return new Promise((resolve) => {
       let set = this.waiters.get(key)
@@ -107,6 +148,8 @@ export class QueueRegistry {
         conn.disconnect()
       }),
     )
+    this.wakes?.conn.disconnect()
+    this.wakes = null
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()))
     this.events.clear()
     this.queues.clear()

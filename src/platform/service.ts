@@ -19,7 +19,7 @@ export interface ServiceDef {
   /** Path prefix of the service's API as documented (the invoice base URL includes /api/v1). */
   basePath: string
   createApp(platform: Platform): ServiceApp
-  /** Queues whose job results this service's requests wait for (one QueueEvents each). */
+  /** Queues whose job results this service's requests wait for (woken through the process's wake channel: queues.ts). */
   awaits: string[]
 }
 

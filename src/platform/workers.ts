@@ -8,6 +8,7 @@ import { logger } from './logger.ts'
 import type { Platform } from './platform.ts'
 import { createRedis, type RedisClient } from './redis.ts'
 import { watchBullmqErrors } from './redis-errors.ts'
+import { WAKE_FIELD, wakeMessage } from './queues.ts'
 
 export interface RegisteredWorker {
   queue: string
@@ -47,6 +48,8 @@ export async function registerWorker(
       } catch (err) {
         for (const h of hooks) h(def.queue, job, 'failed', performance.now() - started)
         throw err
+      } finally {
+        wakeWaiter(platform, def.queue, job)
       }
     },
     {
@@ -68,6 +71,18 @@ export async function registerWorker(
   await upsertScheduler(platform, def)
   await worker.waitUntilReady()
   return { queue: def.queue, worker, connection }
+}
+
+/**
+ * Tell the process awaiting this job (if one named its wake channel: job.ts enqueueAwaited) that
+ * the processor is done, so it reads the outcome now rather than at its next poll. Sent before
+ * BullMQ records the completion: the outcome a waiter reads is what the processor stored, which
+ * is there already. Not awaited, and a failure only costs the waiter its poll.
+ */
+function wakeWaiter(platform: Platform, queue: string, job: Job): void {
+  const channel = (job.data as Record<string, unknown> | undefined)?.[WAKE_FIELD]
+  if (typeof channel !== 'string' || job.id === undefined) return
+  platform.redis.publish(channel, wakeMessage(queue, job.id)).catch(() => undefined)
 }
 
 /** Create or update the job's scheduler, if it has one (at start, and when Redis lost it: self-heal.ts). */

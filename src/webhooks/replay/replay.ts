@@ -5,7 +5,7 @@ import { awaitOutcome } from '../../platform/await-outcome.ts'
 import { clock } from '../../platform/clock.ts'
 import { badGateway, badRequest, gatewayTimeout, notFound, unavailable } from '../../platform/http/errors.ts'
 import { randomId } from '../../platform/ids.ts'
-import { enqueue } from '../../platform/job.ts'
+import { enqueueAwaited } from '../../platform/job.ts'
 import type { Platform } from '../../platform/platform.ts'
 import { inlineBytes } from '../store/body-store.ts'
 import { captureReplayContract } from '../job-contracts.ts'
@@ -18,7 +18,7 @@ export async function replayNow(platform: Platform, ref: { account_id: string; e
   const id = randomId()
   await replays(platform.db).insertOne({ _id: id, ...ref, url, created_at: clock.now(), state: 'pending' })
   try {
-    await enqueue(platform, captureReplayContract, { replay_id: id })
+    await enqueueAwaited(platform, captureReplayContract, { replay_id: id })
   } catch {
     await replays(platform.db).updateOne({ _id: id }, { $set: { state: 'failed', error: { code: 'unavailable', message: 'queue unavailable' } } })
     throw unavailable()
