@@ -19,14 +19,16 @@ async function recorded(platform: Platform, hold: QuotaHold): Promise<boolean> {
   const batch = await batches(platform.db).findOne({ _id: hold.id }, { projection: { total: 1 } })
   if (!batch) return false
   const c = await rowCounts(platform.db, hold.id)
-  if (c.queued + c.rendering + c.done + c.failed !== batch.total) return false
-  // Its watcher may not have been recorded before the process died: without it nothing finishes it.
+  return c.queued + c.rendering + c.done + c.failed === batch.total
+}
+
+/** A recorded batch's watcher may not have been enqueued before the process died: without it nothing finishes the batch. */
+async function ensureWatcher(platform: Platform, batchId: string): Promise<void> {
   try {
-    await enqueueDurably(platform, invoiceBatchWatchContract, { batch_id: hold.id })
+    await enqueueDurably(platform, invoiceBatchWatchContract, { batch_id: batchId })
   } catch (err) {
     if (!isDuplicateKey(err)) throw err // already in the outbox
   }
-  return true
 }
 
 /** Remove the part of a batch a dead process wrote; a lone invoice has nothing to remove. */
@@ -41,6 +43,7 @@ export async function settleStaleHolds(platform: Platform, cutoff: Date): Promis
   let released = 0
   for (const { accountId, period, hold } of await staleHolds(platform.db, cutoff)) {
     if (await recorded(platform, hold)) {
+      if (hold.kind === 'batch') await ensureWatcher(platform, hold.id)
       if (await confirmHold(platform.db, accountId, period, hold.id)) confirmed++
       continue
     }
