@@ -137,7 +137,7 @@ export class QueueworksProvider implements Provider {
     // Each result's details were built when the set came into use, at the result's slot; its
     // usage is counted on the same entry (no allocation, no search per evaluation).
     const e = s.entries[r.slot]!
-    if (!sameType(e.type, defaultValue)) throw new TypeMismatchError(`Expected flag type ${typeof defaultValue} but got ${typeof e.details.value}`)
+    if (!sameType(e, defaultValue)) throw new TypeMismatchError(`Expected flag type ${typeof defaultValue} but got ${typeof e.details.value}`)
     e.n++
     return e.details as ResolutionDetails<T>
   }
@@ -175,8 +175,10 @@ function valueType(v: unknown): number {
   return t === 'boolean' ? BOOLEAN : t === 'string' ? STRING : t === 'number' ? NUMBER : t === 'object' ? OBJECT : OTHER
 }
 
-function sameType(t: number, v: unknown): boolean {
-  return t === STRING ? typeof v === 'string' : t === BOOLEAN ? typeof v === 'boolean' : t === NUMBER ? typeof v === 'number' : t === OBJECT ? typeof v === 'object' : false
+/** `typeof v === typeof e.details.value`. */
+function sameType(e: ServedEntry, v: unknown): boolean {
+  const t = e.type
+  return t === STRING ? typeof v === 'string' : t === BOOLEAN ? typeof v === 'boolean' : t === NUMBER ? typeof v === 'number' : t === OBJECT ? typeof v === 'object' : typeof v === typeof e.details.value
 }
 
 function* servedEntries(flags: ServedFlags): Iterable<ServedEntry> {
