@@ -60,6 +60,8 @@ interface SavedCopy {
 }
 
 export interface SyncEvents {
+  /** The copy now in use was compiled as `compiled` (called for every new copy, also one of the same tag, before `changed`). */
+  inUse(compiled: CompiledFlagSet): void
   /** A new copy is in use; `changed` lists the flag keys whose definitions differ (added and removed included). */
   changed(changed: string[]): void
   /** The service could not be reached (first failure after success), or could again. */
@@ -268,6 +270,7 @@ export class FlagSetSync {
     const before = this.copy?.set
     const shared = sharedOf(set, source === 'service')
     this.copy = { set: shared.set, compiled: shared.compiled, source, shared }
+    this.events.inUse(shared.compiled)
     this.confirmedAt = confirmedAt
     if (before?.etag === set.etag) return
     let changed = before ? shared.changedFrom.get(before.etag) : undefined

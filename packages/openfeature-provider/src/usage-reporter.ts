@@ -13,6 +13,8 @@ export interface UsageOptions {
 /** What the provider keeps per engine result: its OpenFeature details and how often it was served. */
 export interface ServedEntry {
   details: { value: unknown; variant: string; reason: string; flagMetadata: Readonly<Record<string, string | number | boolean>> }
+  /** The value's JSON type, for the check against the caller's default (provider.ts). */
+  type: number
   flag: string
   variant: string
   n: number
