@@ -1,7 +1,7 @@
 // The Stripe simulator as the real `stripe` client sees it (errors, list, idempotency), its hosted
 // page (escaped), and the embedded default: `start` without Stripe keys runs one.
 import assert from 'node:assert/strict'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import Stripe from 'stripe'
 import { parseStripeForm } from '../src/platform/embedded/stripe-simulator/form.ts'
 import { startStripeSimulator, type StripeSimulator } from '../src/platform/embedded/stripe-simulator/server.ts'
@@ -140,7 +140,7 @@ describe('billing: Stripe simulator', () => {
   })
 
   it('`start` runs the simulator on the key and port it is given; the official client uses them', async () => {
-    const port = await getPort()
+    const port = await freePort()
     const key = 'sk_test_my_local_key_123'
     const env = { NODE_ENV: 'test', REDIS_URL: process.env.TEST_REDIS_URL, MONGO_URL: process.env.TEST_MONGO_URL }
     const infra = await ensureInfra(loadConfig({ ...env, STRIPE_SIMULATOR_KEY: key, STRIPE_SIMULATOR_PORT: String(port) }))

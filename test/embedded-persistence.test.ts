@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import getPort from 'get-port'
+import { freePorts } from './helpers/ports.ts'
 import { get, post } from './helpers/http.ts'
 
 /** Processes that keep every core busy (a loaded laptop or CI box), until stopped. */
@@ -130,9 +130,7 @@ describe('embedded store: data kept across runs of start', function () {
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'qw-persist-test-'))
-    ports.invoice = await getPort({ host: '127.0.0.1' })
-    ports.flags = await getPort({ host: '127.0.0.1', exclude: [ports.invoice] })
-    ports.webhooks = await getPort({ host: '127.0.0.1', exclude: [ports.invoice, ports.flags] })
+    ;[ports.invoice, ports.flags, ports.webhooks] = await freePorts(3)
   })
   // A failed test must not leave its run holding the ports for the next one.
   afterEach(async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { gzipSync } from 'node:zlib'
 import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
@@ -395,7 +395,7 @@ describe('flags API: evaluation', () => {
     })
 
     it('a second API process (`main.ts api --service flags`) serves the new value after an update', async () => {
-      const port = await getPort({ exclude: [3001, 3002, 3003] })
+      const port = await freePort([3001, 3002, 3003])
       const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'flags'], {
         env: { ...process.env, ...sys.env, FLAGS_PORT: String(port), LOG_LEVEL: 'silent' },
         stdio: ['ignore', 'ignore', 'pipe'],

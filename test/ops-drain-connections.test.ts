@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 
@@ -86,7 +86,7 @@ describe('ops: SIGTERM with a burst of requests on fresh connections', function 
 
   for (const round of [1, 2, 3]) {
     it(`round ${round}: all ${BURST} requests received before the signal are answered; new connections are refused; exit 0`, async () => {
-      const port = await getPort()
+      const port = await freePort()
       const base = `http://127.0.0.1:${port}`
       api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'invoice'], {
         env: { ...process.env, ...sys.env, INVOICE_PORT: String(port) },

@@ -2,7 +2,7 @@
 // processes share the render queue; a worker process serves its probes on WORKER_PORT.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
 import { readConsumers } from '../src/platform/consumers.ts'
 import { QueueName } from './helpers/queue-names.ts'
@@ -47,7 +47,7 @@ describe('ops: graceful shutdown of an api process', () => {
 
   it('SIGTERM while an invoice request waits: no new connections, the request still gets its PDF, exit 0', async function () {
     this.timeout(120_000)
-    const port = await getPort()
+    const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     api = spawnApi({ ...sys.env, INVOICE_PORT: String(port), SHUTDOWN_TIMEOUT_MS: '40000' })
     await until('api up', async () => (await get(`${base}/healthz`)).status === 200, 60_000)
@@ -131,7 +131,7 @@ describe('ops: scaling and worker probes', () => {
 
   it('a worker process with WORKER_PORT serves /healthz, /readyz and /metrics with job metrics', async function () {
     this.timeout(240_000)
-    const port = await getPort()
+    const port = await freePort()
     const w = spawnWorker({ ...sys.env, WORKER_PORT: String(port) })
     children.push(w)
     const base = `http://127.0.0.1:${port}`

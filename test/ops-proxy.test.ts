@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { DEMO_RATE_MESSAGE } from '../src/invoice/invoice-routes.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
@@ -79,7 +79,7 @@ describe('ops: Caddy (deploy/Caddyfile) in front of two API replicas', () => {
     // Renders happen here (in-process workers on the same queues); the APIs are separate processes.
     sys = await startSystem({ services: [], workers: { queues: [QueueName.InvoiceRender] } })
     for (let i = 0; i < 2; i++) {
-      const port = await getPort()
+      const port = await freePort()
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api', '--service', 'invoice'], {
         env: { ...process.env, ...sys.env, INVOICE_PORT: String(port), HOST: '127.0.0.1', TRUST_PROXY: 'true' },
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -97,7 +97,7 @@ describe('ops: Caddy (deploy/Caddyfile) in front of two API replicas', () => {
     assert.equal(handler.dynamic_upstreams.name, 'invoice')
     delete handler.dynamic_upstreams
     handler.upstreams = roots.map((r) => ({ dial: r.replace('http://', '') }))
-    const port = await getPort()
+    const port = await freePort()
     invoiceSite.listen = [`127.0.0.1:${port}`, `127.0.0.2:${port}`]
     config.apps.http.servers = { [name]: invoiceSite }
     dir = mkdtempSync(join(tmpdir(), 'qw-caddy-'))

@@ -3,7 +3,7 @@
 // age of a job no worker takes keeps growing, and when the exporter is killed the other takes over.
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
 import { loadConfig } from '../src/platform/config.ts'
 import { enqueue } from '../src/platform/job.ts'
@@ -44,7 +44,7 @@ describe('ops: the queue autoscaling signal is exported by exactly one process',
     // This process serves no /metrics for the file's prefix: the two worker processes are the only candidates.
     sys = await startSystem({ services: [], workers: false })
     for (let i = 0; i < 2; i++) {
-      const port = await getPort()
+      const port = await freePort()
       // They serve another queue, so invoice-render has no worker and its jobs wait.
       workers.push(spawnWorker({ ...sys.env, WORKER_PORT: String(port), QUEUE_SIGNAL_LEASE_MS: String(LEASE_MS) }, ['--queues', QueueName.InvoiceBatchCallback]))
       roots.push(`http://127.0.0.1:${port}`)

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import getPort from 'get-port'
+import { freePorts } from './helpers/ports.ts'
 import Stripe from 'stripe'
 import { waitForExit } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
@@ -78,7 +78,7 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
 
 /** `main.ts start` in a process group of its own (as a shell runs a job), on free ports. */
 async function startAll(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; output: () => string; invoice: string; root: string[] }> {
-  const [invoice, flags, webhooks] = [await getPort(), await getPort(), await getPort()]
+  const [invoice, flags, webhooks] = await freePorts(3)
   // A data folder of its own: each start begins empty (no lease or data left by another run).
   const dataDir = mkdtempSync(join(tmpdir(), 'qw-start-'))
   const env: NodeJS.ProcessEnv = { ...process.env, INVOICE_PORT: String(invoice), FLAGS_PORT: String(flags), WEBHOOKS_PORT: String(webhooks), LOG_LEVEL: 'info', NODE_ENV: 'development', DATA_DIR: dataDir, ...extraEnv }

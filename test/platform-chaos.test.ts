@@ -5,7 +5,7 @@
 // finished, every accepted capture stored once and forwarded at least once.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { captures } from '../src/webhooks/store/capture-store.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
@@ -15,7 +15,7 @@ import { createEndpoint, signup, startTarget, waitFor, type Target } from './hel
 import { setPlan } from '../src/platform/accounts.ts'
 import { sha256 } from '../src/platform/ids.ts'
 
-const freePort = () => getPort({ host: '127.0.0.1', exclude: [3001, 3002, 3003] })
+const freeServicePort = () => freePort([3001, 3002, 3003])
 // 60 s of load (10–11 kills); CHAOS_MS changes it.
 const LOAD_MS = Number(process.env.CHAOS_MS ?? 60_000)
 const KILL_EVERY_MS = 5_000
@@ -53,7 +53,7 @@ describe('platform: chaos — processes killed under load', () => {
     this.timeout(LOAD_MS + 300_000)
     const apis: { invoice: string; flags: string; webhooks: string }[] = []
     for (let i = 0; i < 2; i++) {
-      const ports = { invoice: await freePort(), flags: await freePort(), webhooks: await freePort() }
+      const ports = { invoice: await freeServicePort(), flags: await freeServicePort(), webhooks: await freeServicePort() }
       const urls = { invoice: `http://127.0.0.1:${ports.invoice}`, flags: `http://127.0.0.1:${ports.flags}`, webhooks: `http://127.0.0.1:${ports.webhooks}` }
       apis.push(urls)
       const m: Member = { name: `api-${i}`, start: () => spawnApi(sys.env, ports), proc: null as unknown as ChildProcess }

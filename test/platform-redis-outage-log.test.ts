@@ -3,7 +3,7 @@
 // listener, so ioredis prints no "Unhandled error event", and each connection logs the outage once
 // through the JSON logger (one "lost" line, one "back" line), not once per reconnect attempt.
 import assert from 'node:assert/strict'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
 import { spawnWorker, testEnv, waitForExit } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
@@ -19,7 +19,7 @@ describe('platform: Redis outage in the logs', () => {
   it('logs the outage once per connection, and ioredis prints nothing unhandled', async function () {
     this.timeout(120_000)
     redis = await startRedisServer({ appendonly: false })
-    const port = await getPort({ host: '127.0.0.1' })
+    const port = await freePort()
     const child = spawnWorker(testEnv({ REDIS_URL: redis.url, LOG_LEVEL: 'info', WORKER_PORT: String(port) }))
     let out = ''
     let err = ''

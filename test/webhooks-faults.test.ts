@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import getPort from 'get-port'
+import { freePort } from './helpers/ports.ts'
 import { outboxSweepJob } from '../jobs/outbox-sweep.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
 import { enqueue } from '../src/platform/job.ts'
@@ -64,7 +64,7 @@ describe('webhooks: forwarding survives faults', function () {
     let port: number
     const dir = mkdtempSync(join(tmpdir(), 'qw-wh-redis-'))
     before(async () => {
-      port = await getPort({ host: '127.0.0.1' })
+      port = await freePort()
       redis = await startRedisServer({ port, dir, appendonly: true })
       sys = await startSystem({
         services: ['webhooks'],

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import getPort from 'get-port'
+import { freePort, freePorts } from './ports.ts'
 import { Redis } from 'ioredis'
 import { spawnUntilReady, type StartedChild } from '../../src/platform/embedded/child.ts'
 
@@ -94,7 +94,7 @@ export async function startCluster(masters = 3, replicas = 0): Promise<TestClust
   const nodes: RedisNode[] = []
   const nodeTimeout = replicas > 0 ? '2000' : '5000'
   for (let i = 0; i < masters * (1 + replicas); i++) {
-    const port = await getPort({ host: '127.0.0.1' })
+    const port = await freePort()
     nodes.push(await startNode(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', nodeTimeout]))
   }
   const addrs = nodes.map((n) => `127.0.0.1:${n.port}`)
@@ -163,7 +163,7 @@ export interface TestSentinel {
 export async function startSentinel(): Promise<TestSentinel> {
   const dir = mkdtempSync(join(tmpdir(), 'qw-sentinel-'))
   const masterName = 'qwmaster'
-  const [mp, rp, sp] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })]
+  const [mp, rp, sp] = await freePorts(3)
   const master = await startNode(mp, join(dir), [])
   const replica = await startNode(rp, dir, ['--replicaof', '127.0.0.1', String(mp)])
   const conf = join(dir, 'sentinel.conf')
