@@ -9,6 +9,7 @@ import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { get, post, type Res } from './helpers/http.ts'
 import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { freePort } from './helpers/ports.ts'
 import { readConsumers } from '../src/platform/consumers.ts'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
 import { startCpuHog } from './helpers/cpu-hog.ts'
@@ -224,7 +225,7 @@ describe('invoice faults', function () {
     let redis: EmbeddedRedis
     let sys: TestSystem
     before(async () => {
-      redis = await startRedisServer({ appendonly: false })
+      redis = await startRedisServer({ port: await freePort(), appendonly: false })
       sys = await startSystem({ services: ['invoice'], env: { REDIS_URL: redis.url } })
     })
     after(async () => {

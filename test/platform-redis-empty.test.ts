@@ -4,6 +4,7 @@
 // down — is re-enqueued from MongoDB and completes.
 import assert from 'node:assert/strict'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { freePort } from './helpers/ports.ts'
 import { outboxSweepContract } from '../src/platform/outbox.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
@@ -19,7 +20,7 @@ describe('platform: Redis comes back empty', () => {
   let sys: TestSystem
   let target: Target
   before(async () => {
-    redis = await startRedisServer({ appendonly: false })
+    redis = await startRedisServer({ port: await freePort(), appendonly: false })
     // The first forward attempt fails; the retry waits 20 s as a delayed job, in Redis only.
     sys = await startSystem({ services: ['invoice', 'webhooks'], env: { REDIS_URL: redis.url, WEBHOOK_FORWARD_SCHEDULE_MS: '0,20000' } })
     target = await startTarget((r, _i, res) => {
@@ -71,7 +72,7 @@ describe('platform: Redis comes back empty under a waiting invoice and a renderi
   let redis: EmbeddedRedis
   let sys: TestSystem
   before(async () => {
-    redis = await startRedisServer({ appendonly: false })
+    redis = await startRedisServer({ port: await freePort(), appendonly: false })
     // Every queue but the batch renders: a worker process of their own takes them below.
     const queues = JOBS.map((j) => j.queue).filter((q) => q !== QueueName.InvoiceBatchRender)
     sys = await startSystem({ services: ['invoice'], workers: { queues }, env: { REDIS_URL: redis.url } })

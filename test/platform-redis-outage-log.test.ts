@@ -18,7 +18,7 @@ describe('platform: Redis outage in the logs', () => {
 
   it('logs the outage once per connection, and ioredis prints nothing unhandled', async function () {
     this.timeout(120_000)
-    redis = await startRedisServer({ appendonly: false })
+    redis = await startRedisServer({ port: await freePort(), appendonly: false })
     const port = await freePort()
     const child = spawnWorker(testEnv({ REDIS_URL: redis.url, LOG_LEVEL: 'info', WORKER_PORT: String(port) }))
     let out = ''
