@@ -1,6 +1,6 @@
 // capture-forward-resume: after forwarding of an endpoint resumes, sends its held requests one
 // at a time in capture order (src/webhooks/forward/forward-pause.ts).
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { sendPaused } from '../src/webhooks/forward/forward-pause.ts'
 import { captureForwardResumeContract } from '../src/webhooks/job-contracts.ts'
 

@@ -4,7 +4,7 @@
 // attempt's claim (forward-claim.ts): a worker starved of CPU for seconds keeps its jobs (measured
 // loop stalls reached 13.8 s at load ~40, past the 4 s an 8 s lock survives), and a dead worker's
 // forward is sent again after the lease either way.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { continueSchedule, forwardAttempt } from '../src/webhooks/forward/forward.ts'
 import { forwardLeaseMs } from '../src/webhooks/forward/forward-claim.ts'
 import { captureForwardContract } from '../src/webhooks/job-contracts.ts'

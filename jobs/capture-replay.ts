@@ -1,5 +1,5 @@
 // capture-replay: sends one stored request to the URL a caller chose; the ingress waits for it.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { captureReplayContract } from '../src/webhooks/job-contracts.ts'
 import { runReplay } from '../src/webhooks/replay/replay-run.ts'
 

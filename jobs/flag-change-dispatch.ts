@@ -2,7 +2,7 @@
 // (one delivery per matching webhook, src/flags/changes/change-hook-delivery.ts). An entry whose request is
 // still between the change and its commit is retried (the contract's backoff); the history sweep
 // settles entries whose request died.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { flagChangeDispatchContract } from '../src/flags/job-contracts.ts'
 import { dispatchChange } from '../src/flags/changes/change-hook-delivery.ts'
 

@@ -1,7 +1,7 @@
 // flag-history-sweep: every minute, settles audit entries whose request died mid-change,
 // re-dispatches changes whose dispatch was lost, and applies the plans' history retention
 // (src/flags/changes/history-sweep.ts). Idempotent; time comes from the injectable clock.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { sweepHistory } from '../src/flags/changes/history-sweep.ts'
 import { flagHistorySweepContract } from '../src/flags/job-contracts.ts'
 

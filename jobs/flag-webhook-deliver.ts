@@ -1,7 +1,7 @@
 // flag-webhook-deliver: one signed flag-change event to one webhook, retried with the contract's
 // exponential backoff; every attempt is in the delivery log. A refused address (SSRF guard) or a
 // malformed URL fails at once; after the last attempt the delivery is `failed` until POST …/retry.
-import { defineJob, PermanentJobError } from '../src/platform/job.ts'
+import { defineJob, PermanentJobError } from '../src/platform/queue/job.ts'
 import { flagWebhookDeliverContract } from '../src/flags/job-contracts.ts'
 import { deliverOne } from '../src/flags/changes/change-hook-delivery.ts'
 

@@ -1,6 +1,6 @@
 // Every job the platform runs: each domain contract paired with its processor. Workers register
 // from this list; a test checks it covers every contract of src/job-contracts.ts exactly once.
-import type { JobDefinition } from '../src/platform/job.ts'
+import type { JobDefinition } from '../src/platform/queue/job.ts'
 import { invoiceRenderJob } from './invoice-render.ts'
 import { invoiceBatchRenderJob } from './invoice-batch-render.ts'
 import { outboxSweepJob } from './outbox-sweep.ts'

@@ -1,6 +1,6 @@
 // invoice-batch-callback: delivers a finished batch's signed completion webhook, with retries
 // (the contract's schedule) and every attempt recorded on the batch.
-import { defineJob, PermanentJobError } from '../src/platform/job.ts'
+import { defineJob, PermanentJobError } from '../src/platform/queue/job.ts'
 import { getBatch, recordCallbackAttempt } from '../src/invoice/batch/batch-store.ts'
 import { deliverCallback } from '../src/invoice/batch/batch-callback.ts'
 import { invoiceBatchCallbackContract } from '../src/invoice/job-contracts.ts'

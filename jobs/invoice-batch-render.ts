@@ -1,6 +1,6 @@
 // invoice-batch-render: renders one chunk of a batch's rows. Single invoices (invoice-render) have
 // worker slots of their own; both share the process's render threads.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { invoiceBatchRenderContract } from '../src/invoice/job-contracts.ts'
 import { renderBatchChunk } from '../src/invoice/batch/render-batch-chunk.ts'
 

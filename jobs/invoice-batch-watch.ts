@@ -2,7 +2,7 @@
 // every half second until every row is done or failed, then finishes it and sends the callback.
 // Between looks the job waits as a delayed job, so watching holds no worker slot.
 import { DelayedError } from 'bullmq'
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { advanceBatch } from '../src/invoice/batch/batch-progress.ts'
 import { BATCH_WATCH_INTERVAL_MS, invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
 

@@ -1,5 +1,5 @@
 // invoice-render: renders one single or demo invoice into a PDF (batch rows: invoice-batch-render).
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
 import { renderStoredInvoice } from '../src/invoice/pdf/render-invoice.ts'
 import { warmRenderPool } from '../src/invoice/pdf/render-pool.ts'

@@ -6,7 +6,7 @@
 // It also settles the quota holds such a process left (quota-holds.ts): units taken for an
 // invoice or batch whose recording it never finished come back; what it recorded stays charged.
 import { clock } from '../src/platform/clock.ts'
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { RENDER_TIMEOUT_MESSAGE } from '../src/invoice/await-invoice.ts'
 import { invoicesAbandonedContract } from '../src/invoice/job-contracts.ts'
 import { failAbandoned } from '../src/invoice/store/invoice-store.ts'

@@ -3,7 +3,7 @@
 // Idempotency-Keys. Retention is applied when the job runs, so changing it applies to invoices
 // already stored. Idempotent.
 import { clock } from '../src/platform/clock.ts'
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { deleteBatchesBefore } from '../src/invoice/batch/batch-store.ts'
 import { deleteExpiredKeys } from '../src/invoice/idempotency.ts'
 import { deleteExpiredInvoices } from '../src/invoice/store/invoice-store.ts'

@@ -2,8 +2,8 @@
 // job no replica acknowledged). The outbox is small and the look is one indexed query. It finds
 // each entry's contract in the registry of every job contract (src/job-contracts.ts).
 import { JOB_CONTRACTS } from '../src/job-contracts.ts'
-import { defineJob } from '../src/platform/job.ts'
-import { outboxSweepContract, sweepOutbox } from '../src/platform/outbox.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
+import { outboxSweepContract, sweepOutbox } from '../src/platform/queue/outbox.ts'
 
 export const outboxSweepJob = defineJob(outboxSweepContract, {
   scheduler: { id: 'outbox-sweep', every: 10_000, payload: {} },

@@ -1,7 +1,7 @@
 // payment-reconcile: confirms with Stripe what a webhook announced (a paid checkout session, an
 // ended subscription) and applies it; the same queue's scheduler sweeps checkout sessions still
 // open after BILLING_SWEEP_AFTER_MS, so a lost webhook never loses a paid upgrade. Idempotent.
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { paymentReconcileContract } from '../src/platform/billing/job-contracts.ts'
 import { endSubscription, reconcileSession, sweepOpenSessions } from '../src/platform/billing/reconcile.ts'
 

@@ -1,7 +1,7 @@
 // usage-reset: at 00:00 UTC on the 1st, rolls monthly counters. Counters are keyed by month, so
 // a new month starts at 0 by itself; this job only prunes counters older than a year. Idempotent.
 import { clock, monthKey } from '../src/platform/clock.ts'
-import { defineJob } from '../src/platform/job.ts'
+import { defineJob } from '../src/platform/queue/job.ts'
 import { usageResetContract } from '../src/invoice/job-contracts.ts'
 import { pruneBefore } from '../src/invoice/store/quota-store.ts'
 

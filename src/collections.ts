@@ -2,13 +2,13 @@
 // worker process needs these (it may be the first to open the store) but none of the services'
 // routes, which src/services.ts loads.
 import { accountIndexes } from './platform/accounts.ts'
-import type { IndexSpec } from './platform/mongo.ts'
-import { outboxIndexes } from './platform/outbox.ts'
+import type { IndexSpec } from './platform/store/mongo.ts'
+import { outboxIndexes } from './platform/queue/outbox.ts'
 import { billingIndexes } from './platform/billing/billing-store.ts'
 import { invoiceServiceIndexes } from './invoice/indexes.ts'
 import { flagsServiceIndexes } from './flags/indexes.ts'
 import { webhooksServiceIndexes } from './webhooks/indexes.ts'
-import { LAYOUT_COLLECTION } from './platform/partitioned.ts'
+import { LAYOUT_COLLECTION } from './platform/store/partitioned.ts'
 import { SECRET_KEYS_COLLECTION } from './platform/secret-box.ts'
 
 export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billingIndexes, ...invoiceServiceIndexes, ...flagsServiceIndexes, ...webhooksServiceIndexes]

@@ -1,9 +1,9 @@
 // Every job contract the platform knows, from every domain: the registry the outbox sweep
 // re-enqueues by and the operations pages list queues from. Workers pair these with processors
 // (jobs/index.ts); a test checks that every contract has exactly one.
-import type { JobContract } from './platform/job.ts'
+import type { JobContract } from './platform/queue/job.ts'
 import { paymentReconcileContract } from './platform/billing/job-contracts.ts'
-import { outboxSweepContract } from './platform/outbox.ts'
+import { outboxSweepContract } from './platform/queue/outbox.ts'
 import { invoiceJobContracts } from './invoice/job-contracts.ts'
 import { webhooksJobContracts } from './webhooks/job-contracts.ts'
 import { flagsJobContracts } from './flags/job-contracts.ts'

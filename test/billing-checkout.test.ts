@@ -2,7 +2,7 @@
 // outages, forged and replayed events, a lost webhook caught by the sweep, and tenancy.
 import assert from 'node:assert/strict'
 import { clock } from '../src/platform/clock.ts'
-import { enqueue } from '../src/platform/job.ts'
+import { enqueue } from '../src/platform/queue/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { paymentReconcileJob } from '../jobs/payment-reconcile.ts'
 import { checkout, countPlanChanges, countSessions, pay, planOf, sendWebhook, signed, signup } from './helpers/billing.ts'

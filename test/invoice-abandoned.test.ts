@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { invoicesAbandonedJob } from '../jobs/invoices-abandoned.ts'
 import { clock, monthKey } from '../src/platform/clock.ts'
-import { enqueue } from '../src/platform/job.ts'
+import { enqueue } from '../src/platform/queue/job.ts'
 import { cancelHold, confirmHold, reserve } from '../src/invoice/store/quota-store.ts'
 import { batches } from '../src/invoice/batch/batch-store.ts'
 import { invoices } from '../src/invoice/store/invoice-store.ts'

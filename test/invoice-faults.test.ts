@@ -10,7 +10,7 @@ import { get, post, type Res } from './helpers/http.ts'
 import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
 import { freePort } from './helpers/ports.ts'
-import { readConsumers } from '../src/platform/consumers.ts'
+import { readConsumers } from '../src/platform/queue/consumers.ts'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'
 import { startCpuHog } from './helpers/cpu-hog.ts'
 

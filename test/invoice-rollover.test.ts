@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
-import { enqueue } from '../src/platform/job.ts'
+import { enqueue } from '../src/platform/queue/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { usageResetJob } from '../jobs/usage-reset.ts'
 

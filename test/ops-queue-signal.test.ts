@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process'
 import { freePort } from './helpers/ports.ts'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
 import { loadConfig } from '../src/platform/config.ts'
-import { enqueue } from '../src/platform/job.ts'
+import { enqueue } from '../src/platform/queue/job.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 

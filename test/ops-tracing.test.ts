@@ -13,7 +13,7 @@ import { loadConfig } from '../src/platform/config.ts'
 import { queueTelemetry, startTracing, stopTracing, tracingOn } from '../src/platform/tracing.ts'
 import { QueueName } from './helpers/queue-names.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
-import { readConsumers } from '../src/platform/consumers.ts'
+import { readConsumers } from '../src/platform/queue/consumers.ts'
 import { post } from './helpers/http.ts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -1,4 +1,4 @@
-// Index choices per store (src/platform/mongo.ts, notOnEngine): on the embedded engine the capture
+// Index choices per store (src/platform/store/mongo.ts, notOnEngine): on the embedded engine the capture
 // and forward-attempt slots get no secondary indexes (the engine scans for every query, and each
 // index made every capture write dearer); on MongoDB every index is built. Without the unique
 // (endpoint_id, id) index, the engine still refuses a second capture with an id already taken (its
@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { MongoClient } from 'mongodb'
-import { ensureIndexes } from '../src/platform/mongo.ts'
-import { loadLayouts } from '../src/platform/partitioned.ts'
+import { ensureIndexes } from '../src/platform/store/mongo.ts'
+import { loadLayouts } from '../src/platform/store/partitioned.ts'
 import { ALL_INDEXES } from '../src/collections.ts'
 import { ATTEMPTS, CAPTURES, captures } from '../src/webhooks/store/capture-store.ts'
 import { endpoints } from '../src/webhooks/store/endpoint-store.ts'

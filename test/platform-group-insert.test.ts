@@ -1,10 +1,10 @@
-// Group-committed inserts (src/platform/group-insert.ts) against the embedded engine: concurrent
+// Group-committed inserts (src/platform/store/group-insert.ts) against the embedded engine: concurrent
 // callers are batched, each learns its own document's outcome, and a duplicate in a batch fails
 // only its own caller (the engine fails a whole unordered insert without per-document errors).
 import assert from 'node:assert/strict'
 import { MongoClient, type Collection } from 'mongodb'
-import { groupInserter } from '../src/platform/group-insert.ts'
-import { isDuplicateKey } from '../src/platform/mongo.ts'
+import { groupInserter } from '../src/platform/store/group-insert.ts'
+import { isDuplicateKey } from '../src/platform/store/mongo.ts'
 
 interface Doc {
   _id: string

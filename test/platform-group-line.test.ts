@@ -1,10 +1,10 @@
-// Group-committed counter writes (src/platform/group-line.ts) against the embedded engine, as the
+// Group-committed counter writes (src/platform/store/group-line.ts) against the embedded engine, as the
 // capture path uses them: concurrent request-id claims of one endpoint become one $inc with
 // distinct consecutive ids, concurrent day-counter units of one account one $inc, and the daily
 // limit still lets exactly as many through as units are left.
 import assert from 'node:assert/strict'
 import { MongoClient, type Db } from 'mongodb'
-import { groupLine } from '../src/platform/group-line.ts'
+import { groupLine } from '../src/platform/store/group-line.ts'
 import { endpoints, takeRequestIds, type EndpointDoc } from '../src/webhooks/store/endpoint-store.ts'
 import { takeDailyRequests, usedToday } from '../src/webhooks/store/limit-store.ts'
 

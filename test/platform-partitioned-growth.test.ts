@@ -6,7 +6,7 @@
 // them as a plain collection (an earlier version's data folder) keeps it as its one slot.
 import assert from 'node:assert/strict'
 import { idempotencyIndexes, deleteExpiredKeys } from '../src/invoice/idempotency.ts'
-import { LAYOUT_COLLECTION, loadLayouts, partitioned } from '../src/platform/partitioned.ts'
+import { LAYOUT_COLLECTION, loadLayouts, partitioned } from '../src/platform/store/partitioned.ts'
 import { ATTEMPTS, CAPTURE_BLOCK, CAPTURES, attempts, captures } from '../src/webhooks/store/capture-store.ts'
 import { endpoints } from '../src/webhooks/store/endpoint-store.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'

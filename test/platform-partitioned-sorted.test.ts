@@ -1,7 +1,7 @@
 // Partitioned.findSorted: the first N documents of all slots together, in order, also when the
 // documents are spread unevenly (one slot holds most of a page and is asked again and again).
 import assert from 'node:assert/strict'
-import { Partitioned } from '../src/platform/partitioned.ts'
+import { Partitioned } from '../src/platform/store/partitioned.ts'
 import { base62 } from '../src/platform/ids.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 

@@ -4,7 +4,7 @@
 // retention and endpoint deletion behave the same.
 import assert from 'node:assert/strict'
 import { clock } from '../src/platform/clock.ts'
-import { LAYOUT_COLLECTION } from '../src/platform/partitioned.ts'
+import { LAYOUT_COLLECTION } from '../src/platform/store/partitioned.ts'
 import { expireCaptures } from '../src/webhooks/store/expire.ts'
 import { CAPTURE_BLOCK, captures } from '../src/webhooks/store/capture-store.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'

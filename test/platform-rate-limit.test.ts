@@ -2,11 +2,11 @@
 // per window across replicas (separate limiter instances and connections), points are taken from
 // Redis in blocks rather than one round trip per request, and windows end.
 import assert from 'node:assert/strict'
-import type { RedisClient as Redis } from '../src/platform/redis.ts'
+import type { RedisClient as Redis } from '../src/platform/redis/redis.ts'
 import { HttpError } from '../src/platform/http/errors.ts'
 import { createLeasedLimiter, type Limiter } from '../src/platform/http/rate-limit.ts'
 import { randomId } from '../src/platform/ids.ts'
-import { createRedis, redisReady } from '../src/platform/redis.ts'
+import { createRedis, redisReady } from '../src/platform/redis/redis.ts'
 
 const MESSAGE = 'Rate limit exceeded: 20 per second'
 

@@ -4,7 +4,7 @@
 // stop a process whose Redis configuration cannot work.
 import assert from 'node:assert/strict'
 import { loadConfig } from '../src/platform/config.ts'
-import { parseRedisTarget, queuePrefixFor } from '../src/platform/redis-target.ts'
+import { parseRedisTarget, queuePrefixFor } from '../src/platform/redis/redis-target.ts'
 import { startCluster, type TestCluster } from './helpers/redis-topologies.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post } from './helpers/http.ts'

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
 import { freePort } from './helpers/ports.ts'
-import { outboxSweepContract } from '../src/platform/outbox.ts'
+import { outboxSweepContract } from '../src/platform/queue/outbox.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
 import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'

@@ -3,7 +3,7 @@
 // sentinel URL recovers by itself within 10 s and loses nothing it accepted; a process pointed
 // at the old master's address cannot write any more, and its /readyz says so within 5 s. Then,
 // with the replica stopped, a batch is not counted as enqueued (nor its watcher dropped from the
-// outbox) until the replica has the jobs (WAIT: src/platform/replica-ack.ts).
+// outbox) until the replica has the jobs (WAIT: src/platform/redis/replica-ack.ts).
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { startSentinel, type TestSentinel } from './helpers/redis-topologies.ts'

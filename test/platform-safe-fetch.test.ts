@@ -1,9 +1,9 @@
-// The safe outbound fetch (src/platform/safe-fetch.ts) against real local HTTP servers: which
+// The safe outbound fetch (src/platform/outbound/safe-fetch.ts) against real local HTTP servers: which
 // addresses count as public, redirects re-checked at every hop, the size cap, and the timeout.
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { checkUrlShape, isPublicAddress, OutboundError, safeFetch } from '../src/platform/safe-fetch.ts'
+import { checkUrlShape, isPublicAddress, OutboundError, safeFetch } from '../src/platform/outbound/safe-fetch.ts'
 
 async function rejectsWith(p: Promise<unknown>, code: OutboundError['code'], message?: RegExp): Promise<void> {
   await assert.rejects(p, (err: unknown) => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { QueueEvents } from 'bullmq'
 import { invoiceBatchRenderContract } from '../src/invoice/job-contracts.ts'
-import { createRedis } from '../src/platform/redis.ts'
+import { createRedis } from '../src/platform/redis/redis.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { account, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'

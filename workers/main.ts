@@ -4,9 +4,9 @@
 // these, each with its own --queues and --concurrency.
 import { JOBS } from '../jobs/index.ts'
 import type { Platform } from '../src/platform/platform.ts'
-import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/workers.ts'
-import { startHeartbeat } from '../src/platform/consumers.ts'
-import { startSelfHeal } from '../src/platform/self-heal.ts'
+import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type RegisteredWorker } from '../src/platform/queue/workers.ts'
+import { startHeartbeat } from '../src/platform/queue/consumers.ts'
+import { startSelfHeal } from '../src/platform/queue/self-heal.ts'
 import { REQUEUES } from '../jobs/requeues.ts'
 import { closeRenderPool } from '../src/invoice/pdf/render-pool.ts'
 import { logger } from '../src/platform/logger.ts'

@@ -26,7 +26,7 @@ import { writeBenchSection } from './lib/report.ts'
 import { benchDir, benchPort } from './lib/bench-env.ts'
 import { describeFailures, loadAverage, loadFailures, runLoad } from './lib/harness.ts'
 import { invoice20 } from './lib/invoice-20.ts'
-import { readLayout } from '../../src/platform/partitioned.ts'
+import { readLayout } from '../../src/platform/store/partitioned.ts'
 
 const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 100_000)
 const CAPTURE_BLOCK = Number(process.env.BENCH_CAPTURE_BLOCK ?? 10_000)

@@ -29,7 +29,7 @@ import { ALL_INDEXES } from '../../src/collections.ts'
 import { createAccount, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { outboxSweepContract } from '../../src/platform/outbox.ts'
+import { outboxSweepContract } from '../../src/platform/queue/outbox.ts'
 import { captureForwardContract } from '../../src/webhooks/job-contracts.ts'
 import {
   DEFAULT_ROUNDS,
@@ -176,7 +176,7 @@ async function main() {
       '',
       `Per round (load average before it → figure): ${[refS, capS].map((s) => perRound(s)).join('; ')} req/s; ${[relayS, fwdS].map((s) => perRound(s, 1)).join('; ')} ms p50.`,
       '',
-      'Captures are group-committed (src/platform/group-insert.ts): inserts that arrive while one is in flight go out together as one insertMany. ' +
+      'Captures are group-committed (src/platform/store/group-insert.ts): inserts that arrive while one is in flight go out together as one insertMany. ' +
         (process.env.MONGO_URL
           ? ''
           : 'On the embedded engine capture throughput is storage-bound and falls as the run stores more; it is the embedded engine\'s figure, not a production one. ' +

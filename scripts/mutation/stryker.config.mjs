@@ -12,7 +12,7 @@ const GROUPS = {
     stores: false,
   },
   'safe-fetch': {
-    mutate: ['src/platform/safe-fetch.ts'],
+    mutate: ['src/platform/outbound/safe-fetch.ts'],
     spec: ['test/platform-safe-fetch.test.ts'],
     stores: false,
   },

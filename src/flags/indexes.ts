@@ -1,5 +1,5 @@
 // Every index the feature-flag service needs.
-import type { IndexSpec } from '../platform/mongo.ts'
+import type { IndexSpec } from '../platform/store/mongo.ts'
 import { flagIndexes } from './store/flag-store.ts'
 import { projectIndexes } from './store/project-store.ts'
 import { segmentIndexes } from './store/segment-store.ts'

@@ -2,7 +2,7 @@
 // webhooks, delivering one signed event with retries, and the history sweep (settle pending
 // entries, re-dispatch, retention). Produced here (audit.ts, webhook routes), processed in jobs/.
 import { z } from 'zod'
-import { defineJobContract } from '../platform/job.ts'
+import { defineJobContract } from '../platform/queue/job.ts'
 
 const id = z.string().min(1).max(128)
 

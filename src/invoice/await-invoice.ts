@@ -1,12 +1,12 @@
 // Ingress side of a render: wait (bounded) for the job, then read the outcome from MongoDB, the
-// source of truth (platform/await-outcome.ts). While it waits, the waiter puts the job back if
+// source of truth (platform/queue/await-outcome.ts). While it waits, the waiter puts the job back if
 // Redis lost it (failover, restart without data): same job id, and the job reads the stored
 // request, so an invoice is stored and charged once whatever happens. A render that times out is
 // failed, so its quota unit comes back and a late render is not stored.
-import { admitToQueue } from '../platform/admission.ts'
-import { awaitOutcome, listenForOutcome } from '../platform/await-outcome.ts'
+import { admitToQueue } from '../platform/queue/admission.ts'
+import { awaitOutcome, listenForOutcome } from '../platform/queue/await-outcome.ts'
 import { HttpError, gatewayTimeout } from '../platform/http/errors.ts'
-import { enqueueAwaited } from '../platform/job.ts'
+import { enqueueAwaited } from '../platform/queue/job.ts'
 import { logger } from '../platform/logger.ts'
 import { clock } from '../platform/clock.ts'
 import type { Platform } from '../platform/platform.ts'

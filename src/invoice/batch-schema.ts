@@ -5,7 +5,7 @@ import net from 'node:net'
 import { z } from 'zod'
 import { badRequest } from '../platform/http/errors.ts'
 import { parseAll } from '../platform/http/validate.ts'
-import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/safe-fetch.ts'
+import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/outbound/safe-fetch.ts'
 import { invoiceBodySchema, storedId, type InvoiceRequest } from './invoice-schema.ts'
 
 export const MAX_BATCH_ROWS = 1_000

@@ -1,5 +1,5 @@
 // Every index the invoice service needs.
-import type { IndexSpec } from '../platform/mongo.ts'
+import type { IndexSpec } from '../platform/store/mongo.ts'
 import { usageIndexes } from './store/quota-store.ts'
 import { batchIndexes } from './batch/batch-store.ts'
 import { idempotencyIndexes } from './idempotency.ts'

@@ -1,7 +1,7 @@
 // The invoice domain's job contracts: queue names, payload schemas, options and job ids, shared by
 // the producers here (routes, batch progress) and the processors in jobs/.
 import { z } from 'zod'
-import { defineJobContract } from '../platform/job.ts'
+import { defineJobContract } from '../platform/queue/job.ts'
 import type { InvoiceRequest } from './invoice-schema.ts'
 
 /** One single or demo invoice rendered into a PDF; the job id is the invoice id. */

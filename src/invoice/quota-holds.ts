@@ -5,8 +5,8 @@
 // hold is settled finds it gone at confirmHold and undoes its own writes (503), so a slow request
 // racing the sweep is never charged twice nor rendered for free.
 import type { Platform } from '../platform/platform.ts'
-import { enqueueDurably } from '../platform/outbox.ts'
-import { isDuplicateKey } from '../platform/mongo.ts'
+import { enqueueDurably } from '../platform/queue/outbox.ts'
+import { isDuplicateKey } from '../platform/store/mongo.ts'
 import { logger } from '../platform/logger.ts'
 import { batches, rowCounts } from './batch/batch-store.ts'
 import { invoiceBatchWatchContract } from './job-contracts.ts'

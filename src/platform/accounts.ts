@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { clock } from './clock.ts'
 import type { Plan, Service } from './plans.ts'
 import { conflict } from './http/errors.ts'
-import { isDuplicateKey, type IndexSpec } from './mongo.ts'
+import { isDuplicateKey, type IndexSpec } from './store/mongo.ts'
 import { newApiKey, randomId, sha256 } from './ids.ts'
 
 export interface Account {

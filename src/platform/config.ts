@@ -1,7 +1,7 @@
 // Environment parsed once, by one zod schema. Bad config fails at start naming the variable.
 import { z } from 'zod'
 import { normalizeOrigin, ORIGIN_HINT } from './http/origins.ts'
-import { isClusterUrl, parseRedisTarget } from './redis-target.ts'
+import { isClusterUrl, parseRedisTarget } from './redis/redis-target.ts'
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

@@ -2,12 +2,12 @@
 // Built once per process (or per test file), closed once.
 import type { Db, MongoClient } from 'mongodb'
 import type { Config } from './config.ts'
-import { connectMongo, ensureIndexes, type IndexSpec } from './mongo.ts'
-import { QueueRegistry } from './queues.ts'
-import { isEmbeddedEngine, loadLayouts } from './partitioned.ts'
-import { createRedis, redisReady, type RedisClient } from './redis.ts'
+import { connectMongo, ensureIndexes, type IndexSpec } from './store/mongo.ts'
+import { QueueRegistry } from './queue/queues.ts'
+import { isEmbeddedEngine, loadLayouts } from './store/partitioned.ts'
+import { createRedis, redisReady, type RedisClient } from './redis/redis.ts'
 import { createStripeClient, type Stripe } from './billing/stripe-client.ts'
-import { ConsumerWatch } from './consumers.ts'
+import { ConsumerWatch } from './queue/consumers.ts'
 
 export interface Platform {
   config: Config

@@ -1,5 +1,5 @@
 // Every index the webhook-capture service needs.
-import type { IndexSpec } from '../platform/mongo.ts'
+import type { IndexSpec } from '../platform/store/mongo.ts'
 import { captureIndexes } from './store/capture-store.ts'
 import { endpointIndexes } from './store/endpoint-store.ts'
 import { limitIndexes } from './store/limit-store.ts'

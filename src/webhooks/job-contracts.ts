@@ -1,7 +1,7 @@
 // The webhook-capture domain's job contracts: queue names, payload schemas, options and job ids,
 // shared by the producers here (capture, retry, replay) and the processors in jobs/.
 import { z } from 'zod'
-import { defineJobContract } from '../platform/job.ts'
+import { defineJobContract } from '../platform/queue/job.ts'
 
 /** One delivery attempt of a captured request to its endpoint's forward URL. */
 export const captureForwardContract = defineJobContract({

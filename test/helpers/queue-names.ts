@@ -1,7 +1,7 @@
 // Queue names by job kind, for tests that look at queues directly. Each name is owned by its
 // domain's job contract; this map only gathers them.
 import { paymentReconcileContract } from '../../src/platform/billing/job-contracts.ts'
-import { outboxSweepContract } from '../../src/platform/outbox.ts'
+import { outboxSweepContract } from '../../src/platform/queue/outbox.ts'
 import * as invoice from '../../src/invoice/job-contracts.ts'
 import * as webhooks from '../../src/webhooks/job-contracts.ts'
 import * as flags from '../../src/flags/job-contracts.ts'

@@ -4,8 +4,8 @@
 // plan's history retention, removed with its webhook.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
-import { partitioned, type Partitioned } from '../../platform/partitioned.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
+import { partitioned, type Partitioned } from '../../platform/store/partitioned.ts'
 
 export interface Attempt {
   at: Date

@@ -4,10 +4,10 @@
 // the safe fetch, every attempt kept in the delivery log.
 import type { Job } from 'bullmq'
 import { clock } from '../../platform/clock.ts'
-import { enqueueMany } from '../../platform/job.ts'
+import { enqueueMany } from '../../platform/queue/job.ts'
 import type { Platform } from '../../platform/platform.ts'
 import { openSecret } from '../../platform/secret-box.ts'
-import { deliverSigned } from '../../platform/signed-webhook.ts'
+import { deliverSigned } from '../../platform/outbound/signed-webhook.ts'
 import { deliveryId, ensureDelivery, getDelivery, recordAttempt, setDeliveryState } from './change-hook-delivery-store.ts'
 import { getEntry, markDispatched, type HistoryDoc } from './history-store.ts'
 import { flagWebhookDeliverContract } from '../job-contracts.ts'

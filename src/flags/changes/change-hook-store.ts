@@ -4,7 +4,7 @@
 // conditional counter on the project, as for flags and segments.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 import { projects } from '../store/project-store.ts'
 
 export const FLAG_EVENT_TYPES = ['flag.created', 'flag.updated', 'flag.deleted', 'segment.created', 'segment.updated', 'segment.deleted'] as const

@@ -10,8 +10,8 @@ import type { Db } from 'mongodb'
 import type { Operation } from 'rfc6902'
 import { clock } from '../../platform/clock.ts'
 import { base62 } from '../../platform/ids.ts'
-import type { IndexSpec } from '../../platform/mongo.ts'
-import { partitioned, type Partitioned } from '../../platform/partitioned.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { partitioned, type Partitioned } from '../../platform/store/partitioned.ts'
 import type { ChangeKind } from './change-state.ts'
 
 export interface Actor {

@@ -10,7 +10,7 @@ import { bearerToken } from '../../platform/http/auth.ts'
 import { HttpError } from '../../platform/http/errors.ts'
 import { createLeasedLimiter, type LeasedLimiter } from '../../platform/http/rate-limit.ts'
 import type { Platform } from '../../platform/platform.ts'
-import { createRedis } from '../../platform/redis.ts'
+import { createRedis } from '../../platform/redis/redis.ts'
 import type { FlagCache, SdkKeyEntry } from './flag-cache.ts'
 
 export const SDK_UNAUTHORIZED = 'Unauthorized: invalid or missing SDK key'

@@ -4,7 +4,7 @@
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { randomId } from '../../platform/ids.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 import { releaseFlagSlot, reserveFlagSlot } from './project-store.ts'
 import type { FlagDefinition, FlagType, Rule, Split } from '../engine/rules.ts'
 import type { CreateFlagBody, UpdateFlagBody } from '../flag-schema.ts'

@@ -5,7 +5,7 @@
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { newApiKey, randomId, sha256 } from '../../platform/ids.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 
 export const SDK_KEY_PREFIX = 'fbsdk_'
 /**

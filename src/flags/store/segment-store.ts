@@ -5,7 +5,7 @@
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { randomId } from '../../platform/ids.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 import type { Condition } from '../engine/operators.ts'
 import { projects } from './project-store.ts'
 

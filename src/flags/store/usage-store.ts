@@ -4,7 +4,7 @@
 // many replicas and providers add up. Variant names may hold "." (a path separator in MongoDB
 // field names): it is stored as "%2E". Documents older than USAGE_RETENTION_DAYS expire.
 import type { Db } from 'mongodb'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 
 export type UsageSource = 'service' | 'in_process'
 

@@ -1,9 +1,9 @@
 // The batch completion callback: a Standard Webhooks message signed with the batch's own secret
-// (src/platform/signed-webhook.ts signs and posts it). The message id is stable across retries so
+// (src/platform/outbound/signed-webhook.ts signs and posts it). The message id is stable across retries so
 // receivers can drop duplicates.
 import { clock } from '../../platform/clock.ts'
 import type { Platform } from '../../platform/platform.ts'
-import { deliverSigned, newWebhookSecret, type DeliveryOutcome } from '../../platform/signed-webhook.ts'
+import { deliverSigned, newWebhookSecret, type DeliveryOutcome } from '../../platform/outbound/signed-webhook.ts'
 import type { BatchDoc } from './batch-store.ts'
 
 export const CALLBACK_EVENT = 'invoice.batch.finished'

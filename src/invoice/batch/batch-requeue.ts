@@ -1,10 +1,10 @@
-// Re-enqueue unfinished batches, for when Redis lost its jobs (platform/self-heal.ts): each
+// Re-enqueue unfinished batches, for when Redis lost its jobs (platform/queue/self-heal.ts): each
 // processing batch gets its render chunks for rows still queued and its watcher back, and a
 // finished batch whose callback is still owed gets that job. Job ids are the batch's and the
 // chunks', so a batch whose jobs survived gets nothing new. Rows a lost job had taken
 // ('rendering') are queued again by the watcher once their job is gone (batch-progress.ts).
 import type { Platform } from '../../platform/platform.ts'
-import { enqueue } from '../../platform/job.ts'
+import { enqueue } from '../../platform/queue/job.ts'
 import { enqueueRows } from './batch-progress.ts'
 import { batches } from './batch-store.ts'
 import { invoiceBatchCallbackContract, invoiceBatchWatchContract } from '../job-contracts.ts'

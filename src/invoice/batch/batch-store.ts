@@ -4,7 +4,7 @@
 // whether its rows were handed to the queue, whether it finished, and its completion callback.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 import { invoices, type InvoiceStatus } from '../store/invoice-store.ts'
 
 export type BatchStatus = 'processing' | 'finished'

@@ -2,7 +2,7 @@
 // Results (and failures, briefly) are cached per worker process so a batch that names the same
 // logo a thousand times fetches it once.
 import { LRUCache } from 'lru-cache'
-import { OutboundError, safeFetch } from '../../platform/safe-fetch.ts'
+import { OutboundError, safeFetch } from '../../platform/outbound/safe-fetch.ts'
 
 export const MAX_LOGO_BYTES = 2 * 1024 * 1024
 

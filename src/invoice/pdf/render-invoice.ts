@@ -3,7 +3,7 @@
 // other errors are retried, and the last attempt fails the invoice with a 503. Batch chunks
 // (render-batch-chunk.ts) share the render step and these rules.
 import type { Platform } from '../../platform/platform.ts'
-import { PermanentJobError } from '../../platform/job.ts'
+import { PermanentJobError } from '../../platform/queue/job.ts'
 import { clock } from '../../platform/clock.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
 import { hostname } from 'node:os'

@@ -6,9 +6,9 @@
 // write command costs a copy of its collection; on MongoDB it is a round trip each).
 // Readers never care which: storedPdf() finds it either way.
 import { Binary, type Db } from 'mongodb'
-import type { IndexSpec } from '../../platform/mongo.ts'
-import { isDuplicateKey } from '../../platform/mongo.ts'
-import { partitioned } from '../../platform/partitioned.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { isDuplicateKey } from '../../platform/store/mongo.ts'
+import { partitioned } from '../../platform/store/partitioned.ts'
 import { slotKey } from './slot-key.ts'
 
 export interface PdfDoc {

@@ -8,7 +8,7 @@
 // (quota-holds.ts settles the holds a dead process left).
 import type { Db, UpdateFilter } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 
 /** Units taken for an invoice or a batch not recorded yet. */
 export interface QuotaHold {

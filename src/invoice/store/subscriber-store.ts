@@ -1,7 +1,7 @@
 // Newsletter subscribers: one document per e-mail; subscribing again changes nothing.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
-import { isDuplicateKey } from '../../platform/mongo.ts'
+import { isDuplicateKey } from '../../platform/store/mongo.ts'
 
 export async function subscribe(db: Db, email: string): Promise<void> {
   try {

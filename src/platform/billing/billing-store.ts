@@ -3,7 +3,7 @@
 // audit trail of plan changes (one entry per paid session or ended subscription).
 import type { Db } from 'mongodb'
 import { clock } from '../clock.ts'
-import { isDuplicateKey, type IndexSpec } from '../mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../store/mongo.ts'
 import type { PaidPlan, Plan, Service } from '../plans.ts'
 
 export type SessionStatus = 'open' | 'completed' | 'expired'

@@ -2,7 +2,7 @@
 // sweeps checkout sessions still open. Produced by the Stripe webhook (through the outbox) and a
 // scheduler; processed by jobs/payment-reconcile.ts.
 import { z } from 'zod'
-import { defineJobContract } from '../job.ts'
+import { defineJobContract } from '../queue/job.ts'
 
 const stripeId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9_]{1,250}$`))
 

@@ -4,7 +4,7 @@
 import pRetry from 'p-retry'
 import Stripe from 'stripe'
 import type { Config } from '../config.ts'
-import { safeFetch } from '../safe-fetch.ts'
+import { safeFetch } from '../outbound/safe-fetch.ts'
 
 export type { Stripe }
 

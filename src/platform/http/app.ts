@@ -8,7 +8,7 @@ import { logger } from '../logger.ts'
 import { tracingOn } from '../tracing.ts'
 import { bodyReadError } from './content-encoding.ts'
 import { HttpError, unavailable } from './errors.ts'
-import { isMongoUnavailable } from '../mongo.ts'
+import { isMongoUnavailable } from '../store/mongo.ts'
 import { traceRequests } from './trace-requests.ts'
 
 export type RequestHook = (ctx: Context, ms: number) => void

@@ -1,5 +1,5 @@
 // Rate limits shared by every API replica: counters live in Redis (rate-limiter-flexible).
-import type { RedisClient as Redis } from '../redis.ts'
+import type { RedisClient as Redis } from '../redis/redis.ts'
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { tooMany, unavailable } from './errors.ts'
 

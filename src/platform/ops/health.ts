@@ -4,11 +4,11 @@
 // schedulers are still in Redis while no worker runs yet), and the process is not draining. Writes, not pings: a master demoted by a failover still answers PING
 // (and reads) but refuses every write with READONLY, and a process stuck on it must say so.
 import { hostname } from 'node:os'
-import type { JobDefinition } from '../job.ts'
+import type { JobDefinition } from '../queue/job.ts'
 import { randomId } from '../ids.ts'
-import { isClusterUrl } from '../redis-target.ts'
+import { isClusterUrl } from '../redis/redis-target.ts'
 import type { Platform } from '../platform.ts'
-import { readConsumers } from '../consumers.ts'
+import { readConsumers } from '../queue/consumers.ts'
 import { isDraining } from './lifecycle.ts'
 
 const CHECK_TIMEOUT_MS = 2_000

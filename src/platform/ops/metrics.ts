@@ -4,7 +4,7 @@
 import type { Context } from 'koa'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import { onRequestDone } from '../http/app.ts'
-import { onJobProcessed } from '../workers.ts'
+import { onJobProcessed } from '../queue/workers.ts'
 import { RequestHistogram } from './request-histogram.ts'
 
 export const registry = new Registry()

@@ -3,7 +3,7 @@
 // /admin/queues dashboard.
 import Router from '@koa/router'
 import type Koa from 'koa'
-import type { JobDefinition } from '../job.ts'
+import type { JobDefinition } from '../queue/job.ts'
 import type { Platform } from '../platform.ts'
 import { requireAdmin } from './admin-auth.ts'
 import { adminDashboard } from './bull-board.ts'

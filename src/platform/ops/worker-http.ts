@@ -2,7 +2,7 @@
 // orchestrators can probe workers and Prometheus can scrape job metrics where the jobs run.
 import type { Server } from 'node:http'
 import { createApp } from '../http/app.ts'
-import type { JobDefinition } from '../job.ts'
+import type { JobDefinition } from '../queue/job.ts'
 import type { Platform } from '../platform.ts'
 import { mountOps } from './routes.ts'
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from 'mongodb'
 import type { Config } from '../../platform/config.ts'
-import { isDuplicateKey } from '../../platform/mongo.ts'
+import { isDuplicateKey } from '../../platform/store/mongo.ts'
 import { attemptCollection, type AttemptDoc } from '../store/capture-store.ts'
 
 export interface ForwardClaimDoc {

@@ -3,7 +3,7 @@
 // enqueues one job that sends the held requests one at a time in capture-id order, so the target
 // sees them in the order they arrived; a held request that then fails continues its schedule.
 import { clock } from '../../platform/clock.ts'
-import { enqueueDurably } from '../../platform/outbox.ts'
+import { enqueueDurably } from '../../platform/queue/outbox.ts'
 import type { Platform } from '../../platform/platform.ts'
 import { captureCollection, capturesAfter } from '../store/capture-store.ts'
 import { endpoints } from '../store/endpoint-store.ts'

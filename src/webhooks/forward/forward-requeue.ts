@@ -1,5 +1,5 @@
 // Re-enqueue forwards MongoDB says are owed (pending or retrying), for when Redis lost its queued
-// and delayed jobs (platform/self-heal.ts). The next attempt of the current round is the one
+// and delayed jobs (platform/queue/self-heal.ts). The next attempt of the current round is the one
 // after those recorded; its job id is the attempt's, so a forward still queued is not doubled,
 // and a forward attempt already made is never made again (forward.ts checks its record).
 import { clock } from '../../platform/clock.ts'

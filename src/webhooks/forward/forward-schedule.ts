@@ -2,8 +2,8 @@
 // silent"; WEBHOOK_FORWARD_SCHEDULE_MS) and the
 // durable enqueue of one attempt, used by the capture, the manual retry and the forward job itself.
 import type { Config } from '../../platform/config.ts'
-import { isDuplicateKey } from '../../platform/mongo.ts'
-import { enqueueDurably } from '../../platform/outbox.ts'
+import { isDuplicateKey } from '../../platform/store/mongo.ts'
+import { enqueueDurably } from '../../platform/queue/outbox.ts'
 import type { Platform } from '../../platform/platform.ts'
 import { captureForwardContract, type CaptureForwardPayload } from '../job-contracts.ts'
 

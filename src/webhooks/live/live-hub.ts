@@ -3,10 +3,10 @@
 // channel; every replica holds one subscriber connection and fans messages out to the streams
 // open on it. Redis pub/sub is only the wake-up: MongoDB stays the source of truth, and a stream
 // that resumes (Last-Event-ID) reads what it missed from there (stream-routes.ts).
-import { groupLine } from '../../platform/group-line.ts'
+import { groupLine } from '../../platform/store/group-line.ts'
 import { logger } from '../../platform/logger.ts'
 import type { Platform } from '../../platform/platform.ts'
-import { createRedis, type RedisClient } from '../../platform/redis.ts'
+import { createRedis, type RedisClient } from '../../platform/redis/redis.ts'
 import { inlineBytes } from '../store/body-store.ts'
 import type { CaptureDoc } from '../store/capture-store.ts'
 import { presentCapture } from '../store/present.ts'

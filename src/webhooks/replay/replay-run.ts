@@ -2,7 +2,7 @@
 // exact body) to the caller's URL through safe-fetch and store the answer or the failure.
 import { Binary } from 'mongodb'
 import type { Platform } from '../../platform/platform.ts'
-import { OutboundError, safeFetch } from '../../platform/safe-fetch.ts'
+import { OutboundError, safeFetch } from '../../platform/outbound/safe-fetch.ts'
 import { getBody } from '../store/body-store.ts'
 import { getCapture } from '../store/capture-store.ts'
 import { outboundHeaders } from '../forward/outbound.ts'

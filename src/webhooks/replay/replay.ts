@@ -1,11 +1,11 @@
 // Ingress side of a replay: record it, enqueue capture-replay, wait (bounded) for the job, then
 // read the outcome from MongoDB, the source of truth. Unreachable target → 502, too slow → 504.
-import { admitToQueue } from '../../platform/admission.ts'
-import { awaitOutcome } from '../../platform/await-outcome.ts'
+import { admitToQueue } from '../../platform/queue/admission.ts'
+import { awaitOutcome } from '../../platform/queue/await-outcome.ts'
 import { clock } from '../../platform/clock.ts'
 import { badGateway, badRequest, gatewayTimeout, notFound, unavailable } from '../../platform/http/errors.ts'
 import { randomId } from '../../platform/ids.ts'
-import { enqueueAwaited } from '../../platform/job.ts'
+import { enqueueAwaited } from '../../platform/queue/job.ts'
 import type { Platform } from '../../platform/platform.ts'
 import { inlineBytes } from '../store/body-store.ts'
 import { captureReplayContract } from '../job-contracts.ts'

@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { Filter } from 'mongodb'
 import { z } from 'zod'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 import type { CaptureDoc } from '../store/capture-store.ts'
 
 /** Text bodies are searchable over their first 16 KiB (kept lower-cased beside the capture). */

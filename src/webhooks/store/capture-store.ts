@@ -4,8 +4,8 @@
 // and the forward delivery state. Forward attempts are documents of their own partitioned
 // collection, placed by the same (token, block) key as their capture.
 import type { Binary, Db, Document, Filter, ObjectId } from 'mongodb'
-import type { IndexSpec } from '../../platform/mongo.ts'
-import { partitioned, type Partitioned } from '../../platform/partitioned.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { partitioned, type Partitioned } from '../../platform/store/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
 import { endpoints } from './endpoint-store.ts'
 

@@ -5,7 +5,7 @@ import type { Db } from 'mongodb'
 import type { Account } from '../../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../../platform/plans.ts'
 import { clock } from '../../platform/clock.ts'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 
 export interface EndpointDoc {
   _id: string // the token

@@ -3,7 +3,7 @@
 // with k units left make exactly k succeed; a refused or failed operation gives its unit back.
 import type { Db } from 'mongodb'
 import { dayKey } from '../../platform/clock.ts'
-import { isDuplicateKey, type IndexSpec } from '../../platform/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 
 interface Counter {
   _id: string

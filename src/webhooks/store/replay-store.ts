@@ -1,7 +1,7 @@
 // Replay results in MongoDB: the ingress writes the request, the capture-replay job writes the
 // target's answer (or the reason there is none); the ingress reads it back from here.
 import type { Binary, Db } from 'mongodb'
-import type { IndexSpec } from '../../platform/mongo.ts'
+import type { IndexSpec } from '../../platform/store/mongo.ts'
 
 export interface ReplayDoc {
   _id: string

@@ -2,13 +2,13 @@
 // MongoDB first, then enqueued; the outbox-sweep job re-enqueues whatever was not. Job ids are the
 // idempotency keys, and processors check MongoDB state, so a double enqueue does no double work.
 import type { Db } from 'mongodb'
-import { clock } from './clock.ts'
+import { clock } from '../clock.ts'
 import { z } from 'zod'
 import { defineJobContract, enqueue, type JobContract } from './job.ts'
-import { logger } from './logger.ts'
-import type { IndexSpec } from './mongo.ts'
-import type { Platform } from './platform.ts'
-import { replicaHas } from './replica-ack.ts'
+import { logger } from '../logger.ts'
+import type { IndexSpec } from '../store/mongo.ts'
+import type { Platform } from '../platform.ts'
+import { replicaHas } from '../redis/replica-ack.ts'
 
 interface OutboxDoc {
   _id: string // queue:jobId

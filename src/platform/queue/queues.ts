@@ -4,13 +4,13 @@
 // wake channel (a job enqueued to be awaited names it, and the worker publishes the job id there
 // when its processor is done: docs/architecture.md, "Waiting for a job"), or by a QueueEvents
 // stream of every event of a queue where a caller wants those (tests, scripts).
-import { queueTelemetry } from './tracing.ts'
+import { queueTelemetry } from '../tracing.ts'
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq'
-import { logger } from './logger.ts'
-import { createRedis, type RedisClient } from './redis.ts'
-import { isRedisConnectionError, watchBullmqErrors } from './redis-errors.ts'
-import { isClusterUrl, queuePrefixFor } from './redis-target.ts'
-import { randomId } from './ids.ts'
+import { logger } from '../logger.ts'
+import { createRedis, type RedisClient } from '../redis/redis.ts'
+import { isRedisConnectionError, watchBullmqErrors } from '../redis/redis-errors.ts'
+import { isClusterUrl, queuePrefixFor } from '../redis/redis-target.ts'
+import { randomId } from '../ids.ts'
 
 /** Defaults for every job: keep Redis small, keep recent failures for the dashboard. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {

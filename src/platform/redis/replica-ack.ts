@@ -14,7 +14,7 @@
 import calculateSlot from 'cluster-key-slot'
 import type { Cluster } from 'ioredis'
 import { isCluster } from './redis.ts'
-import type { Platform } from './platform.ts'
+import type { Platform } from '../platform.ts'
 import { parseRedisTarget } from './redis-target.ts'
 
 /** How long a durable write waits for a replica's acknowledgement. */

@@ -5,8 +5,8 @@
 import type { Job, JobsOptions } from 'bullmq'
 import { UnrecoverableError } from 'bullmq'
 import type { z } from 'zod'
-import type { Config } from './config.ts'
-import type { Platform } from './platform.ts'
+import type { Config } from '../config.ts'
+import type { Platform } from '../platform.ts'
 import { WAKE_FIELD } from './queues.ts'
 
 export interface JobContract<S extends z.ZodType = z.ZodType> {

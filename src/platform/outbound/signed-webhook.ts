@@ -4,7 +4,7 @@
 // Used by the invoice batch callback and the flag-change webhooks.
 import { randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
-import { clock } from './clock.ts'
+import { clock } from '../clock.ts'
 import { safeFetch } from './safe-fetch.ts'
 
 /** A new signing secret in the format Standard Webhooks libraries take (`whsec_` + base64 of 32 bytes). */

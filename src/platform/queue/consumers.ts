@@ -6,10 +6,10 @@
 // Expiry is computed with Redis's own clock (TIME inside the script), so hosts' clocks never
 // matter. A worker that stops cleanly removes its field at once; one that dies stops beating and
 // its field counts no more after HEARTBEAT_TTL_MS.
-import { randomId } from './ids.ts'
-import { logger } from './logger.ts'
+import { randomId } from '../ids.ts'
+import { logger } from '../logger.ts'
 import type { QueueRegistry } from './queues.ts'
-import type { RedisClient } from './redis.ts'
+import type { RedisClient } from '../redis/redis.ts'
 
 /** What reading and beating need of the platform (not the platform itself, which holds a ConsumerWatch). */
 export interface ConsumerStores {

@@ -4,9 +4,9 @@
 // workers are still starting, or none runs), or the jobs already waiting would take longer than
 // the bound to start, at the rate the live workers report (consumers.ts). A refused request has
 // changed nothing. docs/operations.md, "Worker presence and admission".
-import { unavailable } from './http/errors.ts'
-import { logger } from './logger.ts'
-import type { Platform } from './platform.ts'
+import { unavailable } from '../http/errors.ts'
+import { logger } from '../logger.ts'
+import type { Platform } from '../platform.ts'
 
 /** Seconds a client is told to wait while no worker consumes the queue (a start takes a few). */
 export const NO_WORKER_RETRY_S = 3

@@ -1,7 +1,7 @@
 // Waiting (bounded) for the outcome of a job a request enqueued: the ingress side of invoice
 // rendering and webhook replay. The outcome is read from MongoDB, the source of truth; the worker's
 // wake (queues.ts) only tells the waiter when to read, so a lost wake costs at most one poll.
-import type { Platform } from './platform.ts'
+import type { Platform } from '../platform.ts'
 
 const POLL_MS = 1_000
 

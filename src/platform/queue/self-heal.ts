@@ -8,9 +8,9 @@
 // The marker is also missing on the very first start against a fresh Redis; running the
 // recoveries then is harmless (nothing is pending, or it was accepted while no worker ran).
 import type { JobDefinition } from './job.ts'
-import { randomId } from './ids.ts'
-import { logger } from './logger.ts'
-import type { Platform } from './platform.ts'
+import { randomId } from '../ids.ts'
+import { logger } from '../logger.ts'
+import type { Platform } from '../platform.ts'
 
 /** One kind of accepted work re-enqueued from MongoDB; returns how many jobs it (re-)enqueued. */
 export interface Requeue {

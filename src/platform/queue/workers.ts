@@ -1,13 +1,13 @@
 // The one place that registers workers: payload validation, logging, error handling, scheduler
 // upserts and a bounded graceful close are the same for every queue.
 import { Worker, type Job } from 'bullmq'
-import { queueTelemetry } from './tracing.ts'
+import { queueTelemetry } from '../tracing.ts'
 import type { JobDefinition } from './job.ts'
 import { PermanentJobError } from './job.ts'
-import { logger } from './logger.ts'
-import type { Platform } from './platform.ts'
-import { createRedis, type RedisClient } from './redis.ts'
-import { watchBullmqErrors } from './redis-errors.ts'
+import { logger } from '../logger.ts'
+import type { Platform } from '../platform.ts'
+import { createRedis, type RedisClient } from '../redis/redis.ts'
+import { watchBullmqErrors } from '../redis/redis-errors.ts'
 import { WAKE_FIELD, wakeMessage } from './queues.ts'
 
 export interface RegisteredWorker {

@@ -4,7 +4,7 @@
 // QueueEvents duplicate the connection they are given and never listen to the original, and
 // forward their duplicates' errors to their own 'error' event, again once per attempt.
 import type { EventEmitter } from 'node:events'
-import { logger } from './logger.ts'
+import { logger } from '../logger.ts'
 
 /** Minimal shape of what emits 'error' and 'ready' (ioredis Redis / Cluster). */
 type Emitter = Pick<EventEmitter, 'on'>

@@ -4,7 +4,7 @@
 // loopback, private or link-local literal and no `localhost`. Names are resolved and checked again
 // at every delivery by the safe fetch, so a name that later resolves to a private address is
 // refused then.
-import { badRequest } from './http/errors.ts'
+import { badRequest } from '../http/errors.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from './safe-fetch.ts'
 
 export function checkOutboundUrl(field: string, raw: string, allowPrivate: boolean): string {
