@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { freePort, freePorts } from './ports.ts'
+import { freePorts } from './ports.ts'
 import { Redis } from 'ioredis'
 import { spawnUntilReady, type StartedChild } from '../../src/platform/embedded/child.ts'
 
@@ -94,8 +94,10 @@ export async function startCluster(masters = 3, replicas = 0): Promise<TestClust
   const nodes: RedisNode[] = []
   const nodeTimeout = replicas > 0 ? '2000' : '5000'
   for (let i = 0; i < masters * (1 + replicas); i++) {
-    const port = await freePort()
-    nodes.push(await startNode(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', nodeTimeout]))
+    // The cluster bus gets a free port of its own (by default it is the node's port + 10,000,
+    // which nobody checked was free).
+    const [port, bus] = await freePorts(2)
+    nodes.push(await startNode(port!, dir, ['--cluster-enabled', 'yes', '--cluster-port', String(bus), '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', nodeTimeout]))
   }
   const addrs = nodes.map((n) => `127.0.0.1:${n.port}`)
   await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 })
