@@ -1,5 +1,5 @@
 // The whole system on a real 3-master Redis Cluster (REDIS_URL=redis+cluster://…): invoices,
-// batches, flag propagation between two replicas and capture + forward work, and the keys are
+// batches, waking a waiting request, flag propagation between two replicas and capture + forward work, and the keys are
 // spread over the shards (each queue has its own hash tag). Also: the configuration checks that
 // stop a process whose Redis configuration cannot work.
 import assert from 'node:assert/strict'
@@ -11,6 +11,9 @@ import { call, get, post } from './helpers/http.ts'
 import { account, rows, submit, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
+import { z } from 'zod'
+import { defineJob, defineJobContract, enqueueAwaited } from '../src/platform/queue/job.ts'
+import { closeWorkers, registerWorker } from '../src/platform/queue/workers.ts'
 
 describe('platform: Redis configuration forms', () => {
   it('parses a standalone URL, a cluster seed list and a Sentinel set', () => {
@@ -78,6 +81,21 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
     const r = await post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Work', quantity: 2, unit_price: 50 }] }, { key })
     assert.equal(r.status, 200, r.text)
     qpdfCheck(r.body)
+  })
+
+  it('wakes the process that waits for a job: the worker’s publish reaches its subscription through the cluster', async function () {
+    this.timeout(60_000)
+    const c = defineJobContract({ queue: 't-cluster-wake', schema: z.object({ n: z.number() }), id: (p) => `w-${p.n}` })
+    const w = await registerWorker(sys.platform, defineJob(c, { async process() {} }))
+    try {
+      // Only a wake settles this wait before its 30 s bound: no event stream of this queue is read.
+      const woken = sys.platform.queues.nextSettled(c.queue, 'w-1', 30_000)
+      const job = await enqueueAwaited(sys.platform, c, { n: 1 })
+      assert.ok(job.data._wake, 'the job names the wake channel')
+      assert.deepEqual(await woken, { event: 'done' })
+    } finally {
+      await closeWorkers([w], 2_000)
+    }
   })
 
   it('finishes a batch', async function () {
