@@ -165,7 +165,13 @@ describe('platform: job API', function () {
       assert.ok(channel?.startsWith(`${sys.platform.config.QUEUE_PREFIX}:wake:`), channel)
       // Another process that waits for jobs of its own (its own channel), on the same Redis.
       const other = new QueueRegistry(sys.platform.redisUrl, sys.platform.config.QUEUE_PREFIX, sys.platform.redis)
+      // Two services of one process start side by side: the second caller, too, returns only once
+      // the one subscription is in place.
+      const first = other.listenForWakes()
       await other.listenForWakes()
+      const [, subscribers] = (await sys.platform.redis.call('PUBSUB', 'NUMSUB', other.wakeChannel()!)) as [string, number]
+      assert.equal(subscribers, 1)
+      await first
       assert.notEqual(other.wakeChannel(), channel)
       try {
         const results = sys.platform.db.collection(`results_${c.queue}`)

@@ -36,7 +36,7 @@ export class QueueRegistry {
   private readonly queues = new Map<string, Queue>()
   private readonly events = new Map<string, { ev: QueueEvents; conn: RedisClient }>()
   private readonly waiters = new Map<string, Set<Waiter>>()
-  private wakes: { channel: string; conn: RedisClient } | null = null
+  private wakes: { channel: string; conn: RedisClient; subscribed: Promise<unknown> } | null = null
 
   constructor(
     private readonly redisUrl: string,
@@ -96,16 +96,19 @@ export class QueueRegistry {
    * waiter one poll (await-outcome.ts).
    */
   async listenForWakes(): Promise<void> {
-    if (this.wakes) return
-    const channel = `${this.prefix}:wake:${randomId()}`
-    const conn = createRedis(this.redisUrl, 'blocking', { connectionName: 'wakes' })
-    conn.on('message', (ch: string, message: string) => {
-      if (ch !== channel) return
-      const cut = message.indexOf('\n')
-      if (cut > 0) this.settle(message.slice(0, cut), message.slice(cut + 1), { event: 'done' })
-    })
-    this.wakes = { channel, conn }
-    await conn.subscribe(channel)
+    // Services started side by side (Promise.all) each call this: every caller waits for the one
+    // subscription, so none serves requests before its wakes can arrive.
+    if (!this.wakes) {
+      const channel = `${this.prefix}:wake:${randomId()}`
+      const conn = createRedis(this.redisUrl, 'blocking', { connectionName: 'wakes' })
+      conn.on('message', (ch: string, message: string) => {
+        if (ch !== channel) return
+        const cut = message.indexOf('\n')
+        if (cut > 0) this.settle(message.slice(0, cut), message.slice(cut + 1), { event: 'done' })
+      })
+      this.wakes = { channel, conn, subscribed: conn.subscribe(channel) }
+    }
+    await this.wakes.subscribed
   }
 
   /** This process's wake channel, once listenForWakes has run. */
