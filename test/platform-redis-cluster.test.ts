@@ -11,9 +11,7 @@ import { call, get, post } from './helpers/http.ts'
 import { account, rows, submit, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
-import { z } from 'zod'
-import { defineJob, defineJobContract, enqueueAwaited } from '../src/platform/queue/job.ts'
-import { closeWorkers, registerWorker } from '../src/platform/queue/workers.ts'
+import { awaitedJobWake } from './helpers/wake.ts'
 
 describe('platform: Redis configuration forms', () => {
   it('parses a standalone URL, a cluster seed list and a Sentinel set', () => {
@@ -85,17 +83,7 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
 
   it('wakes the process that waits for a job: the worker’s publish reaches its subscription through the cluster', async function () {
     this.timeout(60_000)
-    const c = defineJobContract({ queue: 't-cluster-wake', schema: z.object({ n: z.number() }), id: (p) => `w-${p.n}` })
-    const w = await registerWorker(sys.platform, defineJob(c, { async process() {} }))
-    try {
-      // Only a wake settles this wait before its 30 s bound: no event stream of this queue is read.
-      const woken = sys.platform.queues.nextSettled(c.queue, 'w-1', 30_000)
-      const job = await enqueueAwaited(sys.platform, c, { n: 1 })
-      assert.ok(job.data._wake, 'the job names the wake channel')
-      assert.deepEqual(await woken, { event: 'done' })
-    } finally {
-      await closeWorkers([w], 2_000)
-    }
+    assert.deepEqual(await awaitedJobWake(sys.platform, 't-cluster-wake'), { event: 'done' })
   })
 
   it('finishes a batch', async function () {

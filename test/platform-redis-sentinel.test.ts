@@ -12,9 +12,7 @@ import { get, post } from './helpers/http.ts'
 import { account, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
-import { z } from 'zod'
-import { defineJob, defineJobContract, enqueueAwaited } from '../src/platform/queue/job.ts'
-import { closeWorkers, registerWorker } from '../src/platform/queue/workers.ts'
+import { awaitedJobWake } from './helpers/wake.ts'
 
 describe('platform: Redis behind Sentinel, through a failover', () => {
   let sen: TestSentinel
@@ -127,16 +125,7 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
 
   it('after the failover, a waiting request is still woken: the wake subscription survived the switch', async function () {
     this.timeout(60_000)
-    const c = defineJobContract({ queue: 't-sentinel-wake', schema: z.object({ n: z.number() }), id: (p) => `w-${p.n}` })
-    const w = await registerWorker(sys.platform, defineJob(c, { async process() {} }))
-    try {
-      // Only a wake settles this wait before its 30 s bound: no event stream of this queue is read.
-      const woken = sys.platform.queues.nextSettled(c.queue, 'w-1', 30_000)
-      await enqueueAwaited(sys.platform, c, { n: 1 })
-      assert.deepEqual(await woken, { event: 'done' })
-    } finally {
-      await closeWorkers([w], 2_000)
-    }
+    assert.deepEqual(await awaitedJobWake(sys.platform, 't-sentinel-wake'), { event: 'done' })
   })
 
   it('a batch counts as enqueued, and its watcher leaves the outbox, only once the replica has the jobs', async function () {
