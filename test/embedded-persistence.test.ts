@@ -312,12 +312,16 @@ describe('embedded store: data kept across runs of start', function () {
       killed = true // the writers stop with this test
       throw err
     }
+    // The embedded engine and redis run under guards outside the group the kill reaches. After it,
+    // each guard ends its service once it sees its parent gone (stdin closed), and the next start
+    // stops whatever is still left: how far the guards got by then depends on the machine's load,
+    // so what is checked is that they ran up to the kill and that none runs after the next start.
+    assert.ok(orphans.length > 0 && orphans.every(alive), 'the run’s embedded engine and redis run until the kill')
     process.kill(-first.proc.pid!, 'SIGKILL')
     const killAt = performance.now()
     killed = true
     await first.exited
     await Promise.all(loops)
-    assert.ok(orphans.some(alive), 'the killed run left its embedded engine and redis running')
 
     const second = run(dir, [], { LOG_LEVEL: 'info' })
     await ready(second)
