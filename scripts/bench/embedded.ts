@@ -7,8 +7,9 @@
 //      BENCH_CAPTURE_WARMUP (default 2,000) to another endpoint, so the first block is warm too;
 //   2. invoices: the 20-line invoice of bench:invoice, single POST /invoice at concurrency 4 up to
 //      BENCH_INVOICES (default 20,000) in blocks of BENCH_INVOICE_BLOCK (default 2,000), and after
-//      each block the p50 of 50 sequential single requests. The empty-store baseline is taken warm:
-//      BENCH_INVOICE_WARMUP invoices (default 100) first, then removed.
+//      each block the p50 of 50 sequential single requests, taken once the system is idle again. The
+//      empty-store baseline is taken the same way and warm: BENCH_INVOICE_WARMUP invoices (default
+//      100) first, then removed.
 // The blocks are sent by the harness's load generator (lib/harness.ts: autocannon in its own
 // process); a failed request is counted by status in its block's row, never the end of the run.
 // BENCH_NODE_ARGS passes node flags to the started process (--cpu-prof to see where a capture's time goes);
@@ -160,6 +161,24 @@ interface Block {
   failures: Record<string, number>
 }
 
+/**
+ * Waits until the started system is idle: its whole process tree (engine included) below 10 % of
+ * one core over a second, at most `maxMs`. A sequential sample taken right after a block would
+ * otherwise share the CPU with the work the block left behind (the engine's snapshot of what it
+ * just stored, renders still queued): the first sample came after 100,000 captures' snapshot and
+ * read 98 ms against 37–52 ms for later ones, so every "vs empty" figure came out negative.
+ * Returns the seconds waited.
+ */
+async function settle(sys: System, maxMs = 90_000): Promise<number> {
+  const treeMs = () => restCpuMs(sys.proc.pid!, -1)
+  const started = performance.now()
+  for (;;) {
+    const before = treeMs()
+    await new Promise((r) => setTimeout(r, 1000))
+    if (treeMs() - before < 100 || performance.now() - started > maxMs) return (performance.now() - started) / 1000
+  }
+}
+
 /** `n` requests made by `concurrency` loops; a failed one is counted by status ("error" when none came), not fatal. */
 async function drive(n: number, concurrency: number, one: (i: number) => Promise<Response>): Promise<{ lat: number[]; secs: number; failed: number; failures: Record<string, number> }> {
   const lat: number[] = []
@@ -295,17 +314,20 @@ async function main(): Promise<void> {
     const warm = await block(sys, target, INVOICE_WARMUP, 4)
     if (warm.failed) console.log(`warm-up: ${warm.failed} failed ${describeFailures(warm.failures)}`)
     await (await readLayout(db, 'invoices')).deleteMany({})
+    const waited0 = await settle(sys)
     const load0 = loadAverage()
     const seq0 = await sequential(target)
     const empty: Block = { stored: SEQUENTIAL_SAMPLES - seq0.failed, rps: (SEQUENTIAL_SAMPLES - seq0.failed) / seq0.secs, p50: pct(seq0.lat, 50), p99: pct(seq0.lat, 99), cpuPerReq: 0, apiCpuPerReq: 0, rssMb: cpuStats(sys.enginePid).rssMb, seqP50: pct(seq0.lat, 50), load: load0, failed: seq0.failed, failures: seq0.failures }
     rows.push(line('empty (sequential, warm)', empty, undefined))
-    console.log(rows.at(-1))
+    console.log(`${rows.at(-1)} (idle after ${waited0.toFixed(0)} s)`)
     let fillFirst: Block | undefined
+    const waits: number[] = [waited0]
     for (let stored = SEQUENTIAL_SAMPLES; stored < INVOICES; ) {
       const n = Math.min(INVOICE_BLOCK, INVOICES - stored)
       target = await account()
       const r = await block(sys, target, n, 4)
       stored += n
+      waits.push(await settle(sys))
       const seq = await sequential(target)
       stored += SEQUENTIAL_SAMPLES
       const failures = { ...r.failures }
@@ -314,7 +336,7 @@ async function main(): Promise<void> {
       fillFirst ??= b
       const row = line(`${(stored - n - SEQUENTIAL_SAMPLES).toLocaleString('en-US')}–${stored.toLocaleString('en-US')}`, b, { ...fillFirst, seqP50: empty.seqP50 })
       rows.push(row)
-      console.log(row)
+      console.log(`${row} (idle after ${waits.at(-1)!.toFixed(0)} s)`)
     }
     // A clean stop writes the last snapshot; the next start restores it. How long each takes with
     // everything above stored, and whether it all came back.
@@ -348,7 +370,7 @@ async function main(): Promise<void> {
         '',
         ceiling,
         '',
-        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; ${INVOICE_WARMUP} warm-up invoices first (then removed), so the empty-store row is warm; filled at concurrency 4; after each block 50 sequential requests (their p50 against the empty store in brackets):`,
+        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; ${INVOICE_WARMUP} warm-up invoices first (then removed), so the empty-store row is warm; filled at concurrency 4; after each block, once the started system is idle again (its processes below 10 % of a core: the engine's snapshot of the block and any queued work done; waited ${Math.min(...waits).toFixed(0)}–${Math.max(...waits).toFixed(0)} s), 50 sequential requests (their p50 against the empty store's, taken the same way, in brackets):`,
         '',
         INVOICE_HEAD,
         '|---|---|---|---|---|---|---|---|---|---|---|---|',
