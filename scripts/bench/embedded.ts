@@ -1,15 +1,17 @@
 // bench:embedded — does `npm start` on the embedded engine stay fast as it fills up?
 // Starts `tsx src/main.ts start` (no MONGO_URL, a fresh data folder, snapshots on as for a user)
 // on bench ports (BENCH_PORT_BASE, else free ones; data folder in BENCH_DATA_DIR, else the
-// temporary folder), then fills it in blocks and prints one line per block:
+// temporary folder), takes the invoices' empty-store baseline, then fills it in blocks and prints
+// one line per block:
+//   0. the baseline, before anything is stored: BENCH_INVOICE_WARMUP invoices (default 1,000), then
+//      removed, then the middle of three samples of 50 sequential single POST /invoice, each taken
+//      once the system is idle;
 //   1. captures: ~80-byte JSON POSTs to one endpoint at concurrency 16, BENCH_CAPTURES in all
 //      (default 100,000) in blocks of BENCH_CAPTURE_BLOCK (default 10,000), after
 //      BENCH_CAPTURE_WARMUP (default 2,000) to another endpoint, so the first block is warm too;
 //   2. invoices: the 20-line invoice of bench:invoice, single POST /invoice at concurrency 4 up to
 //      BENCH_INVOICES (default 20,000) in blocks of BENCH_INVOICE_BLOCK (default 2,000), and after
-//      each block the p50 of 50 sequential single requests, taken once the system is idle again. The
-//      empty-store baseline is the middle of three such samples, taken warm: BENCH_INVOICE_WARMUP
-//      invoices (default 1,000) first, then removed.
+//      each block the p50 of 50 sequential single requests, taken once the system is idle again.
 // The blocks are sent by the harness's load generator (lib/harness.ts: autocannon in its own
 // process); a failed request is counted by status in its block's row, never the end of the run.
 // BENCH_NODE_ARGS passes node flags to the started process (--cpu-prof to see where a capture's time goes);
@@ -259,6 +261,45 @@ async function main(): Promise<void> {
   const db = mongo.db(process.env.MONGO_DB ?? 'queueworks')
   const rows: string[] = []
   try {
+    // Invoices: a business account per block (10,000 invoices a month each).
+    const inv = `http://127.0.0.1:${sys.ports.invoice}/api/v1`
+    let accounts = 0
+    const account = async () => {
+      const email = `bench-invoices-${accounts++}@example.com`
+      const { api_key } = (await json(`${inv}/signup`, { email })) as { api_key: string }
+      await db.collection('accounts').updateOne({ email, service: 'invoice' }, { $set: { plan: 'business' } })
+      return { url: `${inv}/invoice`, headers: { 'content-type': 'application/json', authorization: `Bearer ${api_key}` }, body: JSON.stringify(invoice20) }
+    }
+    const sequential = (target: { url: string; headers: Record<string, string>; body: string }) =>
+      drive(SEQUENTIAL_SAMPLES, 1, () => fetch(target.url, { method: 'POST', headers: target.headers, body: target.body }))
+    // The invoices' empty-store figure comes first, on a store with nothing in it yet (the
+    // captures come next). Warm: a cold start's first renders (JIT, fonts, the engine's first
+    // writes) would make every later "vs empty" figure look like an improvement.
+    console.log(`\ninvoices, empty store first (warm-up ${INVOICE_WARMUP} at concurrency 4, then removed):`)
+    let target = await account()
+    const warm = await block(sys, target, INVOICE_WARMUP, 4)
+    if (warm.failed) console.log(`warm-up: ${warm.failed} failed ${describeFailures(warm.failures)}`)
+    await (await readLayout(db, 'invoices')).deleteMany({})
+    // Three samples, each once the system is idle, and the middle one kept, so that one stray
+    // sample does not set the baseline. (Taken after the capture phase, as it was before, the
+    // samples read 34, 31 and 21 ms against 18-27 ms for the later blocks.)
+    const baseline: Array<{ seq: Awaited<ReturnType<typeof sequential>>; load: number; waited: number }> = []
+    for (let i = 0; i < BASELINE_SAMPLES; i++) {
+      const waited = await settle(sys)
+      const load = loadAverage()
+      baseline.push({ seq: await sequential(target), load, waited })
+    }
+    console.log(`empty-store samples, sequential p50: ${baseline.map((b) => `${pct(b.seq.lat, 50).toFixed(1)} ms (load ${b.load.toFixed(1)}, idle after ${b.waited.toFixed(0)} s)`).join(', ')}`)
+    const mid = [...baseline].sort((a, b) => pct(a.seq.lat, 50) - pct(b.seq.lat, 50))[Math.floor(BASELINE_SAMPLES / 2)]!
+    const seq0 = mid.seq
+    const failed0 = baseline.reduce((n, b) => n + b.seq.failed, 0)
+    const failures0: Record<string, number> = {}
+    for (const b of baseline) for (const [k, c] of Object.entries(b.seq.failures)) failures0[k] = (failures0[k] ?? 0) + c
+    const stored0 = BASELINE_SAMPLES * SEQUENTIAL_SAMPLES
+    const empty: Block = { stored: stored0 - failed0, rps: (SEQUENTIAL_SAMPLES - seq0.failed) / seq0.secs, p50: pct(seq0.lat, 50), p99: pct(seq0.lat, 99), cpuPerReq: 0, apiCpuPerReq: 0, rssMb: cpuStats(sys.enginePid).rssMb, seqP50: pct(seq0.lat, 50), load: mid.load, failed: failed0, failures: failures0 }
+    const emptyRow = line(`empty (sequential, warm; middle of ${BASELINE_SAMPLES})`, empty, undefined)
+    console.log(emptyRow)
+
     // Captures: one business account (1,000,000 per day), one endpoint.
     const wh = `http://127.0.0.1:${sys.ports.webhooks}`
     const { api_key: whKey } = (await json(`${wh}/api/v1/signup`, { email: 'bench-captures@example.com' })) as { api_key: string }
@@ -299,44 +340,10 @@ async function main(): Promise<void> {
     console.log(ceiling)
     const capRows = rows.splice(0)
 
-    // Invoices: a business account per block (10,000 invoices a month each).
-    const inv = `http://127.0.0.1:${sys.ports.invoice}/api/v1`
-    let accounts = 0
-    const account = async () => {
-      const email = `bench-invoices-${accounts++}@example.com`
-      const { api_key } = (await json(`${inv}/signup`, { email })) as { api_key: string }
-      await db.collection('accounts').updateOne({ email, service: 'invoice' }, { $set: { plan: 'business' } })
-      return { url: `${inv}/invoice`, headers: { 'content-type': 'application/json', authorization: `Bearer ${api_key}` }, body: JSON.stringify(invoice20) }
-    }
-    const sequential = (target: { url: string; headers: Record<string, string>; body: string }) =>
-      drive(SEQUENTIAL_SAMPLES, 1, () => fetch(target.url, { method: 'POST', headers: target.headers, body: target.body }))
-    console.log(`\ninvoices, 20 lines (warm-up ${INVOICE_WARMUP}, then fill at concurrency 4; sequential p50 of 50 single POST /invoice after each block):`)
+    console.log(`\ninvoices, 20 lines (fill at concurrency 4; sequential p50 of 50 single POST /invoice after each block):`)
     console.log(INVOICE_HEAD)
-    // Warm-up, then the empty-store figure: a cold start's first renders (JIT, fonts, the engine's
-    // first writes) would make every later "vs empty" figure look like an improvement.
-    let target = await account()
-    const warm = await block(sys, target, INVOICE_WARMUP, 4)
-    if (warm.failed) console.log(`warm-up: ${warm.failed} failed ${describeFailures(warm.failures)}`)
-    await (await readLayout(db, 'invoices')).deleteMany({})
-    // Three samples, each once the system is idle, and the middle one kept: the first sample after
-    // the capture phase read slower than every later one in the full runs (47 and 28.5 ms against
-    // 18-26 ms), a baseline one stray sample should not set.
-    const baseline: Array<{ seq: Awaited<ReturnType<typeof sequential>>; load: number; waited: number }> = []
-    for (let i = 0; i < BASELINE_SAMPLES; i++) {
-      const waited = await settle(sys)
-      const load = loadAverage()
-      baseline.push({ seq: await sequential(target), load, waited })
-    }
-    console.log(`empty-store samples, sequential p50: ${baseline.map((b) => `${pct(b.seq.lat, 50).toFixed(1)} ms (load ${b.load.toFixed(1)}, idle after ${b.waited.toFixed(0)} s)`).join(', ')}`)
-    const mid = [...baseline].sort((a, b) => pct(a.seq.lat, 50) - pct(b.seq.lat, 50))[Math.floor(BASELINE_SAMPLES / 2)]!
-    const seq0 = mid.seq
-    const failed0 = baseline.reduce((n, b) => n + b.seq.failed, 0)
-    const failures0: Record<string, number> = {}
-    for (const b of baseline) for (const [k, c] of Object.entries(b.seq.failures)) failures0[k] = (failures0[k] ?? 0) + c
-    const stored0 = BASELINE_SAMPLES * SEQUENTIAL_SAMPLES
-    const empty: Block = { stored: stored0 - failed0, rps: (SEQUENTIAL_SAMPLES - seq0.failed) / seq0.secs, p50: pct(seq0.lat, 50), p99: pct(seq0.lat, 99), cpuPerReq: 0, apiCpuPerReq: 0, rssMb: cpuStats(sys.enginePid).rssMb, seqP50: pct(seq0.lat, 50), load: mid.load, failed: failed0, failures: failures0 }
-    rows.push(line(`empty (sequential, warm; middle of ${BASELINE_SAMPLES})`, empty, undefined))
-    console.log(rows.at(-1))
+    rows.push(emptyRow)
+
     let fillFirst: Block | undefined
     const waits: number[] = baseline.map((b) => b.waited)
     for (let stored = stored0; stored < INVOICES; ) {
@@ -387,7 +394,7 @@ async function main(): Promise<void> {
         '',
         ceiling,
         '',
-        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; ${INVOICE_WARMUP} warm-up invoices first (then removed), so the empty-store row is warm; filled at concurrency 4; after each block, once the started system is idle again (its processes below 10 % of a core: the engine's snapshot of the block and any queued work done; waited ${Math.min(...waits).toFixed(0)}–${Math.max(...waits).toFixed(0)} s), 50 sequential requests (their p50 against the empty store's in brackets: the middle of ${BASELINE_SAMPLES} samples taken the same way, ${baseline.map((b) => pct(b.seq.lat, 50).toFixed(1)).join(', ')} ms):`,
+        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; the empty-store row is taken before the captures, on a store with nothing in it, after ${INVOICE_WARMUP} warm-up invoices (then removed); filled after the captures at concurrency 4; after each block, once the started system is idle again (its processes below 10 % of a core: the engine's snapshot of the block and any queued work done; waited ${Math.min(...waits).toFixed(0)}–${Math.max(...waits).toFixed(0)} s), 50 sequential requests (their p50 against the empty store's in brackets: the middle of ${BASELINE_SAMPLES} samples taken the same way, ${baseline.map((b) => pct(b.seq.lat, 50).toFixed(1)).join(', ')} ms):`,
         '',
         INVOICE_HEAD,
         '|---|---|---|---|---|---|---|---|---|---|---|---|',
