@@ -412,7 +412,7 @@ async function main(): Promise<void> {
         '',
         ceiling,
         '',
-        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; the empty-store row is taken before the captures, on a store with nothing in it, after ${INVOICE_WARMUP} warm-up invoices (then removed); filled after the captures at concurrency 4; after each block, once the started system is idle again (its processes below 10 % of a core: the engine's snapshot of the block and any queued work done; waited ${Math.min(...waits).toFixed(0)}–${Math.max(...waits).toFixed(0)} s), 50 sequential requests (their p50 against the empty store's in brackets: the middle of ${BASELINE_SAMPLES} samples taken the same way, ${baseline.map((b) => pct(b.seq.lat, 50).toFixed(1)).join(', ')} ms):`,
+        `Invoices: the 20-line invoice of bench:invoice, single \`POST /invoice\`; the empty-store row is taken before the captures, on a store with nothing in it, after ${INVOICE_WARMUP.toLocaleString('en-US')} warm-up invoices (then removed); filled after the captures at concurrency 4; after each block, once the started system is idle again (its processes below 10 % of a core: the engine's snapshot of the block and any queued work done; waited ${Math.min(...waits).toFixed(0)}–${Math.max(...waits).toFixed(0)} s), 50 sequential requests (their p50 against the empty store's in brackets: the middle of ${BASELINE_SAMPLES} samples taken the same way, ${baseline.map((b) => pct(b.seq.lat, 50).toFixed(1)).join(', ')} ms):`,
         '',
         INVOICE_HEAD,
         '|---|---|---|---|---|---|---|---|---|---|---|---|',
