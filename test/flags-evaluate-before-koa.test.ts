@@ -252,6 +252,20 @@ describe('flags: POST /api/v1/evaluate answered before Koa', () => {
     assert.ok(count(m1, 401) - count(m0, 401) >= 1)
   })
 
+  it('a fault of ours after the route (a request hook that throws) is a logged 500 JSON, never a crash; a written answer still arrives', async () => {
+    const FAULTY = /^bk-hook-throws-/
+    onRequestDone((r) => {
+      if (FAULTY.test(String(r.state.reqId))) throw new Error('hook failed (test)')
+    })
+    const denied = await call('POST', `${urlBefore}${PATH}`, { json: { sdk_key: 'fbsdk_nope' }, headers: { 'x-request-id': 'bk-hook-throws-1' } })
+    assert.equal(denied.status, 500, denied.text)
+    assert.deepEqual(denied.json, { error: 'Internal server error' })
+    const ok = await call('POST', `${urlBefore}${PATH}`, { json: body(open), headers: { 'x-request-id': 'bk-hook-throws-2' } })
+    assert.equal(ok.status, 200, ok.text)
+    assert.equal(ok.json.flags.on.value, 'b')
+    assert.equal((await call('POST', `${urlBefore}${PATH}`, { json: body(open) })).status, 200)
+  })
+
   it('a Redis outage at the rate limiter is a 503 with Retry-After, alike on both', async () => {
     // A fresh key: its first point needs a lease from Redis, which is gone.
     const t = await signup()

@@ -103,8 +103,25 @@ export function requestListener(app: Koa): RequestListener {
     }
     if (route === undefined) return general(req, res)
     const ctx = new BareContext(req, res, route.method, route.path)
-    const pending = runHotRoute(ctx, route, service)
-    if (pending) pending.then(() => respond(ctx))
+    let pending: Promise<void> | void
+    try {
+      pending = runHotRoute(ctx, route, service)
+    } catch (err) {
+      // runHotRoute answers what the route throws; only a fault of ours (a request hook) is left.
+      return broken(ctx, err)
+    }
+    if (pending) pending.then(() => respond(ctx), (err) => broken(ctx, err))
     else respond(ctx)
   }
+}
+
+/** What Koa's ctx.onerror does for a fault outside the route: a logged 500, never an uncaught exception. */
+function broken(ctx: BareContext, err: unknown): void {
+  logger.error({ reqId: ctx.state.reqId, err: (err as Error)?.stack ?? String(err) }, 'request failed')
+  // A head already written belongs to an answer the route ends itself (end-soon.ts), as under Koa.
+  if (ctx.res.headersSent) return
+  ctx.status = 500
+  ctx.body = { error: 'Internal server error' }
+  ctx.respond = true
+  respond(ctx)
 }
