@@ -184,7 +184,8 @@ function hotFailed(ctx: HotContext, service: string, started: number, err: unkno
 
 /**
  * Runs a hot route the request was matched to: request id, the handler, an error's JSON answer
- * (ctx.status and ctx.body, for the caller to send), metrics and the access log. Never rejects.
+ * (ctx.status and ctx.body, for the caller to send), metrics and the access log. What the route
+ * throws is answered; only a request hook that throws makes this throw or reject.
  */
 export function runHotRoute(ctx: HotContext, route: HotRoute, service: string): Promise<void> | void {
   const started = performance.now()
