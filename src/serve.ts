@@ -1,12 +1,13 @@
 // An API service on its HTTP port: the service's app with the operations routes, connection
 // tracking and JSON answers to malformed requests. Used by the start and api roles and the tests.
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { ServiceDef } from './platform/service.ts'
 import type { Platform } from './platform/platform.ts'
 import { JOBS } from '../jobs/index.ts'
 import { trackConnections } from './platform/ops/lifecycle.ts'
 import { mountOps } from './platform/ops/routes.ts'
 import { answerClientErrorsAsJson } from './platform/http/client-error.ts'
+import { requestListener } from './platform/http/before-koa.ts'
 import { logger } from './platform/logger.ts'
 
 const appClosing = new WeakMap<Server, Promise<void>>()
@@ -31,7 +32,8 @@ export async function listen(platform: Platform, svc: ServiceDef, port: number):
   for (const q of svc.awaits) platform.consumers.watch(q)
   const { app, close } = svc.createApp(platform)
   mountOps(app, platform, { service: svc.name, jobs: JOBS, api: { basePath: svc.basePath }, awaits: svc.awaits })
-  const server = app.listen(port, platform.config.HOST)
+  // As app.listen, with the app's hot routes answered before Koa (platform/http/before-koa.ts).
+  const server = createServer(requestListener(app)).listen(port, platform.config.HOST)
   trackConnections(server)
   answerClientErrorsAsJson(server)
   // What the app holds (caches, subscribers) lives as long as the server that serves it; its last

@@ -1,7 +1,8 @@
 // OpenTelemetry: one POST /invoice is one trace from the HTTP server span, through the enqueue
 // (producer span, context stored with the job in Redis) to the worker's process span — in one
 // process with an in-memory exporter, and with the worker as its own process exporting over
-// OTLP/HTTP to a collector on 127.0.0.1. With tracing off, jobs carry no trace context.
+// OTLP/HTTP to a collector on 127.0.0.1. With tracing off, jobs carry no trace context. With it on,
+// hot routes are served through Koa so that they get their server span too.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
@@ -74,11 +75,23 @@ describe('ops: one invoice request is one trace across API and worker (in-memory
   let sys: TestSystem
   before(async () => {
     await startTracing({ serviceName: 'queueworks-test', exporter })
-    sys = await startSystem({ services: ['invoice'], workers: { queues: [QueueName.InvoiceRender] } })
+    sys = await startSystem({ services: ['invoice', 'flags'], workers: { queues: [QueueName.InvoiceRender] } })
   })
   after(async () => {
     await sys?.stop()
     await stopTracing()
+  })
+
+  it("with tracing on, a hot route (POST /api/v1/evaluate, otherwise answered before Koa) gets its server span in the caller's trace", async () => {
+    const caller = callerContext()
+    const r = await post(`${sys.url.flags}/api/v1/evaluate`, { sdk_key: 'fbsdk_nope' }, { headers: { traceparent: caller.header } })
+    assert.equal(r.status, 401, r.text)
+    const span = await until('evaluate server span', () =>
+      exporter.getFinishedSpans().find((s) => s.spanContext().traceId === caller.traceId && s.kind === SpanKind.SERVER),
+    )
+    assert.equal(span.name, 'POST /api/v1/evaluate')
+    assert.equal(span.parentSpanContext?.spanId, caller.parentId)
+    assert.equal(span.attributes['http.response.status_code'], 401)
   })
 
   it('HTTP server span → producer span (add) → consumer span (process), all in the caller\'s trace', async () => {

@@ -139,9 +139,10 @@ async function main() {
       '',
       'Every evaluation request authenticates the SDK key (hash lookup in memory), takes a rate-limit point from its ' +
         "replica's leased block (a Redis call only about once per 250 requests on the business plan) and evaluates " +
-        'precompiled flags from the in-memory cache. POST /api/v1/evaluate is a hot route, answered before the general ' +
-        'middleware stack with the same request id, metrics, access log and error answers (src/flags/evaluate-fast-path.ts, ' +
-        'docs/flags.md); its answer is written from memoised pieces, with the other answers of its event-loop turn. ' +
+        "precompiled flags from the in-memory cache. POST /api/v1/evaluate is a hot route, answered by the HTTP server's " +
+        'request listener before Koa builds a context, with the same request id, metrics, access log and error answers ' +
+        '(src/platform/http/before-koa.ts, src/flags/sdk/evaluate-fast-path.ts, docs/flags.md); its answer is written from ' +
+        'memoised pieces, with the other answers of its event-loop turn. ' +
         'The load generator shares the two cores with the server (in a process of its own), so a request that makes the ' +
         'generator send a body and parse a longer answer costs twice. Compare ratios within one run.',
       '',

@@ -1,12 +1,14 @@
-// POST /api/v1/evaluate as a hot route (platform/http/app.ts HotRoute): answered before the general
-// middleware stack. It is the request SDKs send by the thousand per second, and the general path
-// (two async middleware layers, content-type negotiation, the JSON body parser, two routers'
-// matching, Koa's response step) cost several times what evaluating ten flags does. Request ids,
+// POST /api/v1/evaluate as a hot route (platform/http/app.ts HotRoute): answered from the HTTP
+// server's request listener before Koa builds a context (platform/http/before-koa.ts). It is the
+// request SDKs send by the thousand per second, and the general path (Koa's context, two async
+// middleware layers, content-type negotiation, the JSON body parser, two routers' matching, Koa's
+// response step) cost several times what evaluating ten flags does. Request ids,
 // access logs, metrics and error answers are those of every other route; the answer is built by
 // the same handler the route uses. Compressed bodies and other media types go on to the general
 // stack, which inflates or refuses them.
 import bourne from '@hapi/bourne'
-import type { Context } from 'koa'
+import type { IncomingMessage } from 'node:http'
+import typeis from 'type-is'
 import type { HotRoute } from '../../platform/http/app.ts'
 import { HttpError } from '../../platform/http/errors.ts'
 import { readSmallBody } from '../../platform/http/raw-body.ts'
@@ -18,12 +20,13 @@ import type { EvaluationGate } from './sdk-auth.ts'
 const EVALUATE_PATH = '/api/v1/evaluate'
 const MAX_BODY_BYTES = 1024 * 1024
 
-function isPlainJsonRequest(ctx: Context): boolean {
-  const h = ctx.req.headers
+function isPlainJsonRequest(req: IncomingMessage): boolean {
+  const h = req.headers
   if (h['content-encoding'] !== undefined && h['content-encoding'] !== 'identity') return false
   if (h['content-length'] === undefined ? h['transfer-encoding'] === undefined : h['content-length'] === '0') return false
   const type = h['content-type']
-  return type === 'application/json' || (type !== undefined && ctx.is('json') !== false)
+  // The exact common type without parsing; others as Koa's ctx.is('json') decides (the same library).
+  return type === 'application/json' || (type !== undefined && typeis(req, ['json']) !== false)
 }
 
 export function evaluateHotRoute(cache: FlagCache, gate: EvaluationGate): HotRoute {

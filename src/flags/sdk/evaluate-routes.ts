@@ -3,7 +3,7 @@
 // flag cache: no database read once a project is cached.
 import { countServed } from './usage-counter.ts'
 import Router from '@koa/router'
-import type { Context } from 'koa'
+import type { HotContext } from '../../platform/http/app.ts'
 import { endSoon } from '../../platform/http/end-soon.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../../platform/http/validate.ts'
@@ -38,7 +38,7 @@ function nativeResult(r: Evaluation) {
 }
 
 /** Writes the answer of a valid evaluate body from a project's snapshot. */
-function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
+function answer(ctx: HotContext, body: EvaluateBody, snap: ProjectSnapshot): void {
   // The parsed body's context is read in place (engine/context.ts): a plain object of JSON values.
   const context = body.context ? inPlaceContext(body.context) : EMPTY_CONTEXT
   // The answer is written by hand from each result's memoised piece: on a request of ten flags,
@@ -91,9 +91,9 @@ function answer(ctx: Context, body: EvaluateBody, snap: ProjectSnapshot): void {
  * error message). Shared by the route and the fast path. A known key with a leased point left and
  * a cached project (the usual request) is answered synchronously, without a promise.
  */
-export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: Context) => Promise<void> | void {
+export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: HotContext) => Promise<void> | void {
   const validBody = (raw: unknown) => checkEvaluateBody(raw) ?? parseOrThrow(evaluateBodySchema, raw ?? {})
-  const answerValid = (ctx: Context, raw: unknown, snap: ProjectSnapshot) => {
+  const answerValid = (ctx: HotContext, raw: unknown, snap: ProjectSnapshot) => {
     let body: EvaluateBody
     try {
       body = validBody(raw)
@@ -104,7 +104,7 @@ export function evaluateHandler(cache: FlagCache, gate: EvaluationGate): (ctx: C
     }
     answer(ctx, body, snap)
   }
-  const slow = async (ctx: Context, sdkKey: unknown, admitted: SdkKeyEntry | undefined) => {
+  const slow = async (ctx: HotContext, sdkKey: unknown, admitted: SdkKeyEntry | undefined) => {
     const sdk = admitted ?? (await gate.admit(sdkKey))
     answerValid(ctx, ctx.request.body, (await cache.snapshot(sdk.projectId)) ?? EMPTY_SNAPSHOT)
   }

@@ -2,7 +2,7 @@
 // in browser pages, so pages of other origins must be able to call it, limited per project by its
 // allowed_origins (default any). Written by hand rather than with @koa/cors, which decides the
 // origin before the route runs: here the project, and so the decision, is only known once the
-// route has authenticated the SDK key, and POST /api/v1/evaluate is answered before any middleware
+// route has authenticated the SDK key, and POST /api/v1/evaluate is answered before Koa
 // (evaluate-fast-path.ts) and writes its own head.
 //
 // - A preflight (OPTIONS with Access-Control-Request-Method) carries no credentials, so it cannot
@@ -16,7 +16,8 @@
 //   and this service has no cookies for a browser to add.
 // - A request without an Origin header (servers, curl) gets none of these headers (but Vary: Origin
 //   on the general stack) and costs the hot path nothing.
-import type { Context, Middleware } from 'koa'
+import type { Middleware } from 'koa'
+import type { HotContext } from '../../platform/http/app.ts'
 
 const ALLOW_METHODS = 'GET, HEAD, POST'
 // What the OFREP web provider sends (Content-Type application/json, the SDK key as Bearer token,
@@ -50,14 +51,14 @@ export function isEvaluationPath(path: string): boolean {
   return path.startsWith('/ofrep/v1/') || (path.startsWith('/api/v1/evaluate') && (path.length === 16 || path.charCodeAt(16) === 47))
 }
 
-function grant(ctx: Context, origin: string): void {
+function grant(ctx: HotContext, origin: string): void {
   ctx.set('Access-Control-Allow-Origin', origin)
   ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS)
   ctx.vary('Origin')
 }
 
 /** Decide by the project, as soon as a route knows it (before anything that may fail after that). */
-export function corsByProject(ctx: Context, policy: OriginPolicy): void {
+export function corsByProject(ctx: HotContext, policy: OriginPolicy): void {
   const origin = ctx.req.headers.origin
   if (origin === undefined || ctx.headerSent) return
   ctx.state[DECIDED] = true
@@ -66,7 +67,7 @@ export function corsByProject(ctx: Context, policy: OriginPolicy): void {
 }
 
 /** An answer given before the project was known: readable from any origin. */
-export function corsForAnyOrigin(ctx: Context): void {
+export function corsForAnyOrigin(ctx: HotContext): void {
   const origin = ctx.req.headers.origin
   if (origin === undefined || ctx.headerSent || ctx.state[DECIDED] === true) return
   grant(ctx, origin)

@@ -2,6 +2,7 @@
 // NDJSON batches, OFREP): raw bytes with a size cap. Past the cap → 413, and the rest of the
 // request is drained so the client sees that answer instead of a connection reset.
 import type { Context } from 'koa'
+import type { IncomingMessage } from 'node:http'
 import getRawBody from 'raw-body'
 import { badRequest, payloadTooLarge } from './errors.ts'
 
@@ -24,7 +25,7 @@ export async function readRawBody(ctx: Context, maxBytes: number, tooLargeMessag
  * listeners stay on the request, which is dropped when it is answered. On the flag evaluation path
  * raw-body's setup and cleanup cost as much as reading the body.
  */
-export function readSmallBody(ctx: Context, maxBytes: number, tooLargeMessage = 'Request body too large'): Promise<Buffer> {
+export function readSmallBody(ctx: { readonly req: IncomingMessage }, maxBytes: number, tooLargeMessage = 'Request body too large'): Promise<Buffer> {
   const req = ctx.req
   const declared = req.headers['content-length']
   // Node's parser has refused any Content-Length that is not digits.

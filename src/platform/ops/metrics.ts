@@ -1,9 +1,8 @@
 // Prometheus metrics (prom-client): one registry per process, the metric definitions, and the small
 // functions other code calls to record domain events (render durations, forward outcomes,
 // evaluations). HTTP and job metrics are fed by the hooks in http/app.ts and workers.ts.
-import type { Context } from 'koa'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
-import { onRequestDone } from '../http/app.ts'
+import { onRequestDone, type FinishedRequest } from '../http/app.ts'
 import { onJobProcessed } from '../queue/workers.ts'
 import { RequestHistogram } from './request-histogram.ts'
 
@@ -94,7 +93,7 @@ export const metrics = {
 }
 
 /** The route template (never the raw path, which would make label values unbounded). */
-export function routeLabel(ctx: Context): string {
+export function routeLabel(ctx: FinishedRequest): string {
   const r = (ctx.state?.route as string | undefined) ?? (ctx as any)._matchedRoute
   return typeof r === 'string' ? r : 'unmatched'
 }
