@@ -1,5 +1,6 @@
 // Round trip of receiving (docs/einvoice.md, "Receiving e-invoices"), property-tested: a generated
-// request written as ubl, xrechnung and facturx and read back gives a request that writes the very
+// request (lines with their own allowances and charges, document allowances and charges, a
+// discount) written as ubl, xrechnung and facturx and read back gives a request that writes the very
 // same XML again (what is normalised on the way is listed in the docs), with no error findings;
 // the delivery date, the seller's register entry, SIREN and legal id and the buyer's legal id come
 // back as they were sent. A paid amount (BT-113) is checked in BR-CO-16 and said in a finding.
@@ -16,11 +17,25 @@ import { fullRequest } from './helpers/einvoice.ts'
 const RUNS = Number(process.env.FC_RUNS ?? 8)
 const TODAY = '2026-11-26'
 
+/** How an allowance or charge says why: a reason code, a text, or both (one of them is required). */
+const why = (codes: string[]) =>
+  fc.oneof(
+    fc.constantFrom(...codes).map((reason_code) => ({ reason_code })),
+    fc.constantFrom('Treuerabatt', 'Remise fidélité', 'Verpackung').map((reason) => ({ reason })),
+    fc.record({ reason_code: fc.constantFrom(...codes), reason: fc.constantFrom('Frühbucher', 'Transport') }),
+  )
+/** An adjustment as a share of what it applies to (1–10 %), so nothing turns negative. */
+const adjustmentArb = (codes: string[]) => fc.record({ percent: fc.integer({ min: 1, max: 10 }), why: why(codes) })
+const ALLOWANCE = ['95', '100', '41', '66']
+const CHARGE = ['FC', 'ABL', 'AAA']
+
 const itemArb = fc.record({
   description: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 äöüéß]{0,30}[A-Za-z0-9]$/),
   quantity: fc.integer({ min: 1, max: 500 }),
   unit_price: fc.integer({ min: 1, max: 10_000_000 }).map((c) => c / 100),
   tax_rate: fc.constantFrom(19, 7, 5.5),
+  allowances: fc.array(adjustmentArb(ALLOWANCE), { maxLength: 2 }),
+  charges: fc.array(adjustmentArb(CHARGE), { maxLength: 1 }),
 })
 const requestArb = fc.record({
   invoice_number: fc.stringMatching(/^[A-Z]{2}-[0-9]{1,8}$/),
@@ -38,7 +53,14 @@ const requestArb = fc.record({
   /** The seller's other ids: a legal id (BT-30 then), a SIREN (a French seller then), or none. */
   sellerId: fc.constantFrom('none', 'legal_id', 'siren'),
   buyerLegalId: fc.option(fc.constantFrom('0123456789', 'HRB 999 X'), { nil: undefined }),
+  /** Document allowances and charges (BG-20/21), in the first line's VAT group. */
+  docAllowances: fc.array(adjustmentArb(ALLOWANCE), { maxLength: 2 }),
+  docCharges: fc.array(adjustmentArb(CHARGE), { maxLength: 2 }),
 })
+
+/** `percent` of `cents` in currency units, rounded down (0 when too small: then left out). */
+const share = (cents: number, percent: number) => Math.floor((cents * percent) / 100) / 100
+const cents = (amount: number) => Math.round(amount * 100)
 
 async function blankPdf(): Promise<Buffer> {
   const doc = await PDFDocument.create()
@@ -62,8 +84,33 @@ describe('receiving e-invoices: request → XML → read back → the same XML',
           // A discount is kept below half the lines: more is a 400 of /invoice, not this property's subject.
           const subtotal = gen.items.reduce((a, i) => a + i.quantity * i.unit_price, 0)
           const discount = gen.discount !== undefined && gen.discount <= subtotal / 2 ? gen.discount : undefined
-          const { sellerId, buyerLegalId, register, ...fields } = gen
-          const base = fullRequest({ ...fields, discount, format, due_date: undefined, tax_rate: undefined, preceding_invoice_number: gen.document_type === 'credit_note' ? 'RE-1' : undefined })
+          const { sellerId, buyerLegalId, register, docAllowances, docCharges, ...fields } = gen
+          // Line adjustments as shares of the line's net; the document's as shares of the first line's.
+          const items = gen.items.map((i) => {
+            const net = Math.round(i.quantity * i.unit_price * 100)
+            const item: Record<string, unknown> = { description: i.description, quantity: i.quantity, unit_price: i.unit_price, tax_rate: i.tax_rate }
+            const allowances = i.allowances.map((a) => ({ amount: share(net, a.percent), ...a.why })).filter((a) => a.amount > 0)
+            const charges = i.charges.map((c) => ({ amount: share(net, c.percent), ...c.why })).filter((c) => c.amount > 0)
+            if (allowances.length) item.allowances = allowances
+            if (charges.length) item.charges = charges
+            return item
+          })
+          const first = gen.items[0]!
+          const firstNet = Math.round(first.quantity * first.unit_price * 100) - ((items[0]!.allowances as { amount: number }[] | undefined) ?? []).reduce((a, x) => a + cents(x.amount), 0)
+          const group = { tax_category: 'S', tax_rate: first.tax_rate }
+          const allowances = docAllowances.map((a) => ({ amount: share(firstNet, a.percent), ...a.why, ...group })).filter((a) => a.amount > 0)
+          const charges = docCharges.map((c) => ({ amount: share(firstNet, c.percent), ...c.why, ...group })).filter((c) => c.amount > 0)
+          const base = fullRequest({
+            ...fields,
+            items,
+            ...(allowances.length ? { allowances } : {}),
+            ...(charges.length ? { charges } : {}),
+            discount,
+            format,
+            due_date: undefined,
+            tax_rate: undefined,
+            preceding_invoice_number: gen.document_type === 'credit_note' ? 'RE-1' : undefined,
+          })
           if (register) base.from.register = register
           if (sellerId === 'legal_id') base.from.legal_id = 'LEI-5299000J2N45DDNE4Y28'
           if (sellerId === 'siren') Object.assign(base.from, { siren: '443061841', country: 'FR', vat_id: 'FR12443061841' })
@@ -74,6 +121,23 @@ describe('receiving e-invoices: request → XML → read back → the same XML',
           assert.equal(read.invoice.format, format)
           assert.equal(read.invoice.invoice_number, gen.invoice_number)
           assert.deepEqual(read.invoice.items.map((i: any) => [i.description, i.quantity, i.unit_price, i.tax_rate]), gen.items.map((i) => [i.description, i.quantity, i.unit_price, i.tax_rate]))
+          // Allowances and charges come back with their amounts and codes, line by line and on the document.
+          const adjusted = (xs: any[] | undefined) => (xs ?? []).map((x) => [x.amount, x.reason_code])
+          for (const [k, item] of items.entries()) {
+            assert.deepEqual(adjusted(read.invoice.items[k].allowances), adjusted(item.allowances as any[]), `line ${k + 1} allowances`)
+            assert.deepEqual(adjusted(read.invoice.items[k].charges), adjusted(item.charges as any[]), `line ${k + 1} charges`)
+          }
+          // A flat discount comes back as document allowances of its own (one per VAT group it is
+          // spread over, code 95): the generated ones are among them, and the rest add up to it.
+          const readAllowances = adjusted(read.invoice.allowances)
+          const rest = [...readAllowances]
+          for (const a of adjusted(allowances)) {
+            const at = rest.findIndex((r) => r[0] === a[0] && r[1] === a[1])
+            assert.ok(at !== -1, `document allowance ${JSON.stringify(a)} not read back: ${JSON.stringify(readAllowances)}`)
+            rest.splice(at, 1)
+          }
+          assert.equal(cents(rest.reduce((t, r) => t + (r[0] as number), 0)), cents(discount ?? 0), `the discount: ${JSON.stringify(rest)}`)
+          assert.deepEqual(adjusted(read.invoice.charges), adjusted(charges), 'document charges')
           assert.equal(read.invoice.delivery_date, gen.delivery_date)
           // French words the note without a separator ("Immatriculation : {court} {number}"): court and
           // number come apart exactly only where the number is BT-30; else the note is the same text.
