@@ -30,6 +30,7 @@ import { benchDir, benchPort } from './lib/bench-env.ts'
 import { describeFailures, loadAverage, loadFailures, runLoad } from './lib/harness.ts'
 import { invoice20 } from './lib/invoice-20.ts'
 import { readLayout } from '../../src/platform/store/partitioned.ts'
+import { treeCpuMs } from './lib/proc-cpu.ts'
 
 const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 100_000)
 const CAPTURE_BLOCK = Number(process.env.BENCH_CAPTURE_BLOCK ?? 10_000)
@@ -120,34 +121,9 @@ function cpuStats(pid: number): { cpuMs: number; rssMb: number } {
   return { cpuMs, rssMb: rss ? Number(rss[1]) / 1024 : 0 }
 }
 
-/** The started process and all its descendants (worker processes, engine, Redis), alive now. */
-function tree(root: number): number[] {
-  const parent = new Map<number, number>()
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
-      parent.set(Number(p), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      /* gone */
-    }
-  }
-  const all = [root]
-  for (let i = 0; i < all.length; i++) for (const [pid, pp] of parent) if (pp === all[i]) all.push(pid)
-  return all
-}
-
-/** CPU ms of every process of the tree but the engine (threads included: /proc/<pid>/stat counts them). */
+/** CPU ms of the started process and all its descendants (worker processes, Redis) but the engine, threads included. */
 function restCpuMs(root: number, engine: number): number {
-  let ms = 0
-  for (const pid of tree(root)) {
-    if (pid === engine) continue
-    try {
-      ms += cpuStats(pid).cpuMs
-    } catch {
-      /* exited between the listing and the reading */
-    }
-  }
-  return ms
+  return treeCpuMs(root) - cpuStats(engine).cpuMs
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
@@ -176,12 +152,12 @@ interface Block {
  * Returns the seconds waited.
  */
 async function settle(sys: System, maxMs = 90_000): Promise<number> {
-  const treeMs = () => restCpuMs(sys.proc.pid!, -1)
+  const root = sys.proc.pid!
   const started = performance.now()
   for (;;) {
-    const before = treeMs()
+    const before = treeCpuMs(root)
     await new Promise((r) => setTimeout(r, 1000))
-    if (treeMs() - before < 100 || performance.now() - started > maxMs) return (performance.now() - started) / 1000
+    if (treeCpuMs(root) - before < 100 || performance.now() - started > maxMs) return (performance.now() - started) / 1000
   }
 }
 
