@@ -1,10 +1,10 @@
-// invoices-abandoned: every 30 s, fails single and demo invoices still open long after any waiting
-// request gave up (RENDER_TIMEOUT_MS plus two job locks: a render in progress would have finished
-// or been taken over by then). Their API process died while waiting, so nothing else would
-// release their quota unit. A render that still comes later is not stored (markDone needs an open
-// invoice). Idempotent.
-// It also settles the quota holds such a process left (quota-holds.ts): units taken for an
-// invoice or batch whose recording it never finished come back; what it recorded stays charged.
+// invoices-abandoned: every 30 s, settles the quota holds a dead API process left (quota-holds.ts):
+// a single invoice that nothing recorded RENDER_TIMEOUT_MS plus two job locks after its hold (a
+// render in progress would have finished or been taken over by then) is recorded failed, which
+// gives its unit back and keeps a later render from being recorded; a batch not recorded whole is
+// removed and its units come back; recorded work stays charged. It also fails single and demo
+// invoices an earlier version stored before their render and that are still open after that time.
+// Idempotent.
 import { clock } from '../src/platform/clock.ts'
 import { defineJob } from '../src/platform/queue/job.ts'
 import { RENDER_TIMEOUT_MESSAGE } from '../src/invoice/await-invoice.ts'

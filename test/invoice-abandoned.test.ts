@@ -13,7 +13,7 @@ import { batches } from '../src/invoice/batch/batch-store.ts'
 import { invoices } from '../src/invoice/store/invoice-store.ts'
 import { batchRowId } from '../src/invoice/store/slot-key.ts'
 import { invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
-import { getInvoice, insertInvoice } from '../src/invoice/store/invoice-store.ts'
+import { getInvoice, insertInvoice, recordDone } from '../src/invoice/store/invoice-store.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { get, post } from './helpers/http.ts'
 import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
@@ -94,7 +94,7 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     })
     const batch = (id: string, total: number) => batches(db).insertOne({ _id: id, account_id: accountId, total, period, status: 'processing', enqueued: false, status_url: 'x', archive_url: 'x', created_at: clock.now(), updated_at: clock.now() } as never)
 
-    const lostInvoice = await hold('invoice', 1) // died before insertInvoice
+    const lostInvoice = await hold('invoice', 1) // died before its render was recorded (or enqueued)
     const partialBatch = await hold('batch', 10) // died during the rows' insertMany: 4 of 10 written
     await batch(partialBatch, 10)
     await invoices(db, partialBatch).insertMany(Array.from({ length: 4 }, (_, i) => row(partialBatch, i)))
@@ -113,7 +113,14 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     assert.ok(await db.collection('outbox').findOne({ job_id: wholeBatch }) || (await sys.platform.queues.queue(invoiceBatchWatchContract.queue).getJob(wholeBatch)), 'and gets its watcher')
     // The young hold is the running request's: its confirm still works; a settled hold's does not.
     assert.equal(await confirmHold(db, accountId, period, young), true)
-    assert.equal(await confirmHold(db, accountId, period, lostInvoice), false, 'a request slower than the cutoff finds its hold gone and undoes')
+    // The lost invoice is recorded failed (its unit given back) and its hold settled: a render of it
+    // that still comes is not kept, so it is never an invoice for free.
+    const lost = await getInvoice(db, lostInvoice)
+    assert.deepEqual([lost?.status, lost?.charged, lost?.error?.status], ['failed', false, 504])
+    assert.equal(await confirmHold(db, accountId, period, lostInvoice), false, 'its hold is settled')
+    const late = { _id: lostInvoice, account_id: accountId, kind: 'single' as const, period, created_at: clock.now() }
+    assert.equal(await recordDone(db, late, Buffer.from('%PDF-late'), 1), false, 'a late render is refused')
+    assert.equal((await getInvoice(db, lostInvoice))?.status, 'failed')
     assert.equal(await cancelHold(db, accountId, period, wholeBatch), false, 'a confirmed hold is never given back')
 
     await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: 'holds-again' })

@@ -53,6 +53,10 @@ async function kill(child: ChildProcess | undefined): Promise<void> {
 describe('invoice faults', function () {
   this.timeout(120_000)
 
+  /** The id of the invoice whose render job a worker holds (then it is rendering). */
+  const activeRender = (s: TestSystem) =>
+    until('the render to start', async () => (await s.platform.queues.queue('invoice-render').getActive())[0]?.id ?? null)
+
   describe('a worker process killed while rendering', () => {
     let sys: TestSystem
     const children: ChildProcess[] = []
@@ -74,12 +78,11 @@ describe('invoice faults', function () {
       children.push(first)
       const pending: Promise<Res> = post(`${sys.url.invoice}/invoice`, slowInvoice, { key })
 
-      // Killed once the worker holds the job and has marked it rendering: mid-render, not before.
-      const doc = await until('the render to start', () => invoices().findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
-      await until('the job to be active', async () => (await sys.platform.queues.queue('invoice-render').getJobState(doc._id as any)) === 'active')
+      // Killed once the worker holds the job: mid-render (a slow invoice takes seconds), not before.
+      const id = await activeRender(sys)
       first.kill('SIGKILL')
       await waitForExit(first)
-      assert.equal((await getInvoice(sys.platform.db, doc._id))!.status, 'rendering', 'killed before it could finish')
+      assert.equal(await getInvoice(sys.platform.db, id), null, 'killed before it could record it')
 
       const second = await readyWorker(sys)
       children.push(second)
@@ -89,9 +92,11 @@ describe('invoice faults', function () {
       qpdfCheck(res.body)
       assert.ok(pdfPages(res.body) > 10)
       assert.equal(await usage(key), 1)
-      const stored = await getInvoice(sys.platform.db, doc._id)
+      assert.equal(res.headers.get('x-invoice-id'), id)
+      const stored = await getInvoice(sys.platform.db, id)
       assert.equal(stored!.status, 'done')
       assert.equal(stored!.charged, true)
+      assert.equal(await invoices().countDocuments({ account_id: stored!.account_id }), 1, 'recorded once')
       await kill(second)
     })
 
@@ -102,9 +107,8 @@ describe('invoice faults', function () {
         const worker = await readyWorker(quick)
         children.push(worker)
         const pending = post(`${quick.url.invoice}/invoice`, slowInvoice, { key })
-        const doc = await until('the render to start', () => invoiceSlots(quick.platform.db).findAll({ status: 'rendering' }).then((d) => d[0] ?? null))
+        const id = await activeRender(quick)
         const q = quick.platform.queues.queue('invoice-render')
-        await until('the job to be active', async () => (await q.getJobState(doc._id as any)) === 'active')
         await kill(worker)
 
         const res = await pending
@@ -117,8 +121,8 @@ describe('invoice faults', function () {
         children.push(late)
         // The abandoned job is either withdrawn by the 504 or, if its dead worker's lock still
         // held it then, found stalled and offered to the late worker: wait until it is one or the other.
-        await until('the abandoned job to be withdrawn or settled', async () => ['unknown', 'completed', 'failed'].includes(await q.getJobState(doc._id as any)), 60_000)
-        const after = await getInvoice(quick.platform.db, doc._id)
+        await until('the abandoned job to be withdrawn or settled', async () => ['unknown', 'completed', 'failed'].includes(await q.getJobState(id)), 60_000)
+        const after = await getInvoice(quick.platform.db, id)
         assert.equal(after!.status, 'failed')
         assert.equal(after!.charged, false)
         assert.equal(after!.pdf, undefined)

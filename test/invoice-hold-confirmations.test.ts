@@ -7,7 +7,7 @@ import { MongoClient } from 'mongodb'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { HoldConfirmations } from '../src/invoice/store/hold-confirmations.ts'
-import { cancelHold, confirmHold, type UsageDoc } from '../src/invoice/store/quota-store.ts'
+import { confirmHold, type UsageDoc } from '../src/invoice/store/quota-store.ts'
 import { getInvoice, insertInvoice } from '../src/invoice/store/invoice-store.ts'
 import { renderNow } from '../src/invoice/invoice-routes.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
@@ -114,17 +114,24 @@ describe('invoice quota: deferred hold confirmations', function () {
     assert.deepEqual(await holdsOf(accountId), { ids: [], n: 0, count: 0 })
   })
 
-  it('a request that recorded its invoice after half the sweep cutoff confirms at once: if the sweep took its hold, 503 and nothing kept', async () => {
+  it('a request slower than the sweep cutoff: the sweep records its invoice failed and gives the unit back, the late render is not kept (504)', async () => {
     const { key, accountId } = await signup('hold-late')
     const id = randomId()
     const c = new HoldConfirmations(sys.platform.db, 60_000)
-    assert.equal(await c.reserve(accountId, period, 5, hold(id)), true)
-    // The sweep gave the unit back meanwhile (it found nothing recorded under the hold).
-    assert.equal(await cancelHold(sys.platform.db, accountId, period, id), true)
+    clock.setNow(new Date(Date.now() - 60_000)) // reserved a minute ago, older than the 11 s cutoff
+    try {
+      assert.equal(await c.reserve(accountId, period, 5, hold(id)), true)
+    } finally {
+      clock.reset()
+    }
+    await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: `late-${id}` })
+    await queuesIdle(sys, [invoicesAbandonedJob.queue])
+    assert.deepEqual(await holdsOf(accountId), { ids: [], n: 0, count: 0 }, 'recorded failed: hold settled, unit back')
+    // The request only now enqueues its render: the worker renders it, but the record is taken.
     const request = invoiceBodySchema.parse({ items: [{ description: 'late', quantity: 1, unit_price: 1 }] })
-    // Reserved a minute ago: past half of the 11 s cutoff, so no deferring.
-    await assert.rejects(renderNow(sys.platform, 'single', { accountId, period, reservedAtMs: clock.nowMs() - 60_000 }, request, id), (err: HttpError) => err.status === 503)
-    assert.equal(await getInvoice(sys.platform.db, id), null, 'the invoice it recorded is removed again')
+    await assert.rejects(renderNow(sys.platform, 'single', { accountId, period }, request, id), (err: HttpError) => err.status === 504)
+    const doc = await getInvoice(sys.platform.db, id)
+    assert.deepEqual([doc?.status, doc?.charged, doc?.pdf], ['failed', false, undefined], 'the render was not kept')
     assert.deepEqual(await holdsOf(accountId), { ids: [], n: 0, count: 0 })
     assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 0)
   })

@@ -58,7 +58,7 @@ describe('ops: graceful shutdown of an api process', () => {
     const workers = await startWorkers(sys.platform, { queues: [QueueName.InvoiceRender] })
     await Promise.all(workers.workers.map((w) => w.worker.pause()))
     const inFlight = post(`${base}/api/v1/invoice`, { items: [{ description: 'Drained safely', quantity: 2, unit_price: 5 }] }, { key })
-    await until('invoice queued', async () => (await invoiceSlots(sys.platform.db).countDocuments({ status: 'queued' })) === 1)
+    await until('invoice queued', async () => (await sys.platform.queues.queue(QueueName.InvoiceRender).getWaitingCount()) === 1)
     const exited = waitForExit(api)
     api.kill('SIGTERM')
     await until('listener closed', async () => {

@@ -8,8 +8,8 @@ import { z } from 'zod'
 import { JOBS } from '../jobs/index.ts'
 import { JOB_CONTRACTS } from '../src/job-contracts.ts'
 import { awaitOutcome, listenForOutcome } from '../src/platform/queue/await-outcome.ts'
-import { defineJob, defineJobContract, enqueue, enqueueAwaited, enqueueMany } from '../src/platform/queue/job.ts'
-import { QueueRegistry, WAKE_FIELD } from '../src/platform/queue/queues.ts'
+import { defineJob, defineJobContract, enqueue, enqueueAwaited, enqueueMany, WAKE_PAYLOAD_MAX, wakeWith } from '../src/platform/queue/job.ts'
+import { parseWake, QueueRegistry, WAKE_FIELD, wakeMessage } from '../src/platform/queue/queues.ts'
 import { enqueueDurably, sweepOutbox } from '../src/platform/queue/outbox.ts'
 import { closeWorkers, registerWorker, type RegisteredWorker } from '../src/platform/queue/workers.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
@@ -153,6 +153,16 @@ describe('platform: job API', function () {
     })
   })
 
+  describe('wake messages', () => {
+    it('carry the queue, the job id and the payload as they are; an earlier worker’s message (no payload) still reads', () => {
+      const bytes = Buffer.from([0x0a, 0x00, 0xff, 0x0a])
+      assert.deepEqual(parseWake(wakeMessage('invoice-render', 'abc', bytes)), { queue: 'invoice-render', jobId: 'abc', payload: bytes })
+      assert.deepEqual(parseWake(wakeMessage('invoice-render', 'abc')), { queue: 'invoice-render', jobId: 'abc' })
+      assert.deepEqual(parseWake(Buffer.from('invoice-render\nabc')), { queue: 'invoice-render', jobId: 'abc' }, 'the earlier form')
+      for (const bad of ['', 'no-newline', '\nabc', 'q\n', 'q\n\npayload']) assert.equal(parseWake(Buffer.from(bad)), null, JSON.stringify(bad))
+    })
+  })
+
   describe('waking the process that waits', () => {
     it('a job enqueued to be awaited names this process’s wake channel, and its worker wakes this process alone, done or failed', async () => {
       const c = echo()
@@ -179,9 +189,14 @@ describe('platform: job API', function () {
           await registerWorker(
             sys.platform,
             defineJob(c, {
-              async process({ n }) {
+              async process({ n }, job) {
                 if (n === 13) throw new Error('unlucky')
                 await results.insertOne({ _id: `n-${n}` as never, doubled: 2 * n })
+                // What the waiter would read, handed over with the wake: binary, any size up to the cap.
+                if (n === 3) wakeWith(job, Buffer.from([0x0a, 0x00, 0xff, 0x41]))
+                if (n === 4) wakeWith(job, Buffer.alloc(WAKE_PAYLOAD_MAX, 7))
+                if (n === 5) wakeWith(job, Buffer.alloc(WAKE_PAYLOAD_MAX + 1, 7))
+                if (n === 6) wakeWith(job, Buffer.from('six'))
               },
             }),
           ),
@@ -190,6 +205,7 @@ describe('platform: job API', function () {
         const done = sys.platform.queues.nextSettled(c.queue, 'n-2', 30_000)
         const failed = sys.platform.queues.nextSettled(c.queue, 'n-13', 30_000)
         const elsewhere = other.nextSettled(c.queue, 'n-2', 2_000)
+        const [withBytes, atCap, overCap] = [3, 4, 5].map((n) => sys.platform.queues.nextSettled(c.queue, `n-${n}`, 30_000))
         const job = await enqueueAwaited(sys.platform, c, { n: 2 })
         assert.equal(job.data[WAKE_FIELD], channel)
         await enqueueAwaited(sys.platform, c, { n: 13 })
@@ -197,6 +213,16 @@ describe('platform: job API', function () {
         assert.ok(await results.findOne({ _id: 'n-2' as never }), 'woken after the outcome was stored')
         assert.deepEqual(await failed, { event: 'done' }, 'a processor that throws wakes its waiter too')
         assert.equal(await elsewhere, null, 'another process is not woken')
+        for (const n of [3, 4, 5]) await enqueueAwaited(sys.platform, c, { n })
+        assert.deepEqual(await withBytes, { event: 'done', payload: Buffer.from([0x0a, 0x00, 0xff, 0x41]) }, 'bytes handed over with the wake arrive as they are')
+        const big = await atCap
+        assert.equal(big?.event === 'done' && big.payload?.length, WAKE_PAYLOAD_MAX)
+        assert.deepEqual(await overCap, { event: 'done' }, 'over the cap: a plain wake, the waiter reads the store')
+        // awaitOutcome takes the outcome from the wake: this read never finds one.
+        const six = listenForOutcome(sys.platform, c.queue, 'n-6', 30_000)
+        await enqueueAwaited(sys.platform, c, { n: 6 })
+        const read = async () => undefined
+        assert.equal(await awaitOutcome(sys.platform, { queue: c.queue, jobId: 'n-6', timeoutMs: 30_000, firstWait: six, read, fromWake: (b) => b.toString() }), 'six')
       } finally {
         await other.close()
       }

@@ -11,7 +11,7 @@ import { call, get, post } from './helpers/http.ts'
 import { account, rows, submit, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { qpdfCheck } from './helpers/pdf.ts'
-import { awaitedJobWake } from './helpers/wake.ts'
+import { awaitedJobWake, WAKE_BYTES } from './helpers/wake.ts'
 
 describe('platform: Redis configuration forms', () => {
   it('parses a standalone URL, a cluster seed list and a Sentinel set', () => {
@@ -83,7 +83,7 @@ describe('platform: the system on a 3-master Redis Cluster', () => {
 
   it('wakes the process that waits for a job: the worker’s publish reaches its subscription through the cluster', async function () {
     this.timeout(60_000)
-    assert.deepEqual(await awaitedJobWake(sys.platform, 't-cluster-wake'), { event: 'done' })
+    assert.deepEqual(await awaitedJobWake(sys.platform, 't-cluster-wake'), { event: 'done', payload: WAKE_BYTES })
   })
 
   it('finishes a batch', async function () {

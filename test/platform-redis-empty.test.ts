@@ -93,19 +93,21 @@ describe('platform: Redis comes back empty under a waiting invoice and a renderi
     const render = sys.workers!.workers.find((w) => w.queue === QueueName.InvoiceRender)!.worker
     await render.pause()
     const pending = post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Survives Redis', quantity: 3, unit_price: 7 }] }, { key })
-    const doc = await waitFor(async () => (await invoiceSlots(sys.platform.db).findAll({ account_id: id }))[0], 30_000, 'the invoice to be stored')
-    await waitFor(async () => (await sys.platform.queues.queue(QueueName.InvoiceRender).getJobState(doc._id)) === 'waiting', 30_000, 'its job to wait')
+    const job = await waitFor(async () => (await sys.platform.queues.queue(QueueName.InvoiceRender).getWaiting())[0], 30_000, 'its job to wait')
+    assert.equal(job.data.record.account_id, id)
+    assert.equal(await getInvoice(sys.platform.db, job.id!), null, 'nothing stored before the render: the job is all there is')
     await restartEmpty()
     // The job is gone with Redis' data; the waiter puts it back.
     render.resume()
     const res = await pending
     assert.equal(res.status, 200, res.text)
     assert.equal(res.headers.get('content-type'), 'application/pdf')
-    assert.equal(res.headers.get('x-invoice-id'), doc._id)
-    const stored = await getInvoice(sys.platform.db, doc._id)
+    assert.equal(res.headers.get('x-invoice-id'), job.id)
+    const stored = await getInvoice(sys.platform.db, job.id!)
     assert.equal(stored!.status, 'done')
     assert.equal(stored!.charged, true)
     assert.equal((await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month, 1)
+    assert.equal(await invoiceSlots(sys.platform.db).countDocuments({ account_id: id }), 1, 'recorded once')
   })
 
   it('batch rows taken by a render job that Redis lost (its worker gone too) are rendered, not failed', async () => {

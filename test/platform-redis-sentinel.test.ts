@@ -12,7 +12,7 @@ import { get, post } from './helpers/http.ts'
 import { account, rows, submit, usage, waitFinished } from './helpers/invoice-batch.ts'
 import { capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
-import { awaitedJobWake } from './helpers/wake.ts'
+import { awaitedJobWake, WAKE_BYTES } from './helpers/wake.ts'
 
 describe('platform: Redis behind Sentinel, through a failover', () => {
   let sen: TestSentinel
@@ -125,7 +125,7 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
 
   it('after the failover, a waiting request is still woken: the wake subscription survived the switch', async function () {
     this.timeout(60_000)
-    assert.deepEqual(await awaitedJobWake(sys.platform, 't-sentinel-wake'), { event: 'done' })
+    assert.deepEqual(await awaitedJobWake(sys.platform, 't-sentinel-wake'), { event: 'done', payload: WAKE_BYTES })
   })
 
   it('a batch counts as enqueued, and its watcher leaves the outbox, only once the replica has the jobs', async function () {
@@ -160,9 +160,10 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
     await render.pause()
     try {
       const pending = post(`${sys.url.invoice}/invoice`, { items: [{ description: 'Through the switch', quantity: 2, unit_price: 9 }] }, { key })
-      const doc = await waitFor(async () => (await invoiceSlots(sys.platform.db).findAll({ account_id: id }))[0], 30_000, 'the invoice to be stored')
       const queue = sys.platform.queues.queue('invoice-render')
-      await waitFor(async () => (await queue.getJobState(doc._id)) === 'waiting', 30_000, 'its job to wait')
+      const job = await waitFor(async () => (await queue.getWaiting())[0], 30_000, 'its job to wait')
+      assert.equal(job.data.record.account_id, id)
+      const doc = { _id: job.id! } // nothing is stored before the render: the job is all there is
       const oldMaster = await sen.masterPort()
       await sen.sentinelConn.call('SENTINEL', 'FAILOVER', sen.masterName)
       await waitFor(async () => (await sen.masterPort()) !== oldMaster, 30_000, 'the sentinel to promote the replica')
@@ -174,6 +175,7 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
       assert.equal(res.headers.get('x-invoice-id'), doc._id)
       assert.equal((await getInvoice(sys.platform.db, doc._id))!.status, 'done')
       assert.equal(await usage(sys, key), 1)
+      assert.equal(await invoiceSlots(sys.platform.db).countDocuments({ account_id: id }), 1, 'recorded once')
     } finally {
       render.resume()
     }

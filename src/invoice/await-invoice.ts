@@ -1,17 +1,19 @@
-// Ingress side of a render: wait (bounded) for the job, then read the outcome from MongoDB, the
-// source of truth (platform/queue/await-outcome.ts). While it waits, the waiter puts the job back if
-// Redis lost it (failover, restart without data): same job id, and the job reads the stored
-// request, so an invoice is stored and charged once whatever happens. A render that times out is
-// failed, so its quota unit comes back and a late render is not stored.
+// Ingress side of a render: wait (bounded) for the job and answer with the PDF its worker hands
+// back with the wake, or with the invoice as recorded in MongoDB, the source of truth
+// (platform/queue/await-outcome.ts). While it waits, the waiter puts the job back if Redis lost it
+// (failover, restart without data): same job id and payload, and the invoice is recorded once
+// whoever renders it. A render that times out is given up: recorded failed, so its quota unit
+// comes back and a late render is not kept (docs/architecture.md, "A single invoice, recorded once").
 import { admitToQueue } from '../platform/queue/admission.ts'
 import { awaitOutcome, listenForOutcome } from '../platform/queue/await-outcome.ts'
 import { HttpError, gatewayTimeout } from '../platform/http/errors.ts'
 import { enqueueAwaited } from '../platform/queue/job.ts'
 import { logger } from '../platform/logger.ts'
-import { clock } from '../platform/clock.ts'
+import type { JobSettled } from '../platform/queue/queues.ts'
 import type { Platform } from '../platform/platform.ts'
-import { invoiceRenderContract } from './job-contracts.ts'
-import { getInvoice, invoices, markFailed, OPEN, pdfBytes, type InvoiceDoc } from './store/invoice-store.ts'
+import { invoiceRenderContract, type InvoiceRenderPayload } from './job-contracts.ts'
+import { holdConfirmations } from './store/hold-confirmations.ts'
+import { getInvoice, invoices, pdfBytes, recordFailed, releaseIfFailed, type InvoiceDoc, type InvoiceRecord } from './store/invoice-store.ts'
 
 const QUEUE = invoiceRenderContract.queue
 
@@ -27,54 +29,84 @@ export function admitRender(platform: Platform): Promise<void> {
 }
 
 /** Listen for the job's settling before enqueueing it, then hand the result to awaitInvoicePdf. */
-export function listenForRender(platform: Platform, id: string, timeoutMs: number): Promise<unknown> {
+export function listenForRender(platform: Platform, id: string, timeoutMs: number): Promise<JobSettled | null> {
   return listenForOutcome(platform, QUEUE, id, timeoutMs)
 }
 
-/**
- * The invoice once it is no longer queued or rendering (null when it is gone). Read without its
- * request, which the waiter has: no need to transfer and decode it again (a 1,000-line request is
- * ~80 KB).
- */
-async function settledInvoice(platform: Platform, id: string): Promise<Omit<InvoiceDoc, 'request'> | null | undefined> {
+/** How a waited-for invoice ended. */
+type Outcome = { status: 'done'; pdf: Buffer } | { status: 'failed'; error?: InvoiceDoc['error'] }
+
+/** The invoice's outcome once recorded, or undefined while it is not. Read without its request, which the waiter has. */
+async function recorded(platform: Platform, id: string): Promise<Outcome | undefined> {
   const doc = await invoices(platform.db, id).findOne({ _id: id }, { projection: { request: 0 } })
-  return doc?.status === 'done' || doc?.status === 'failed' || !doc ? doc : undefined
+  if (!doc) return undefined
+  // A row stored before its render (an earlier version's) may still be open: not an outcome yet.
+  if (doc.status === 'done') return { status: 'done', pdf: pdfBytes(doc) }
+  return doc.status === 'failed' ? { status: 'failed', error: doc.error } : undefined
 }
 
 /**
- * Enqueue the render again when Redis no longer has its job while MongoDB says it is still to do.
- * A row marked 'rendering' is left alone for two lock periods: the worker that marked it may still
- * be rendering (Redis restarted under it) and will store it; after that, it died with the job.
+ * Give up on an invoice not recorded yet: record it failed with `error` (which gives its unit
+ * back) and confirm its hold. False when it was recorded meanwhile (rendered, or failed by its
+ * worker): that record stands, and its reader confirms the hold.
  */
-export async function requeueIfLost(platform: Platform, id: string): Promise<boolean> {
-  const doc = await getInvoice(platform.db, id)
-  if (!doc || !OPEN.includes(doc.status)) return false
-  if (doc.status === 'rendering' && clock.nowMs() - doc.updated_at.getTime() < 2 * platform.config.JOB_LOCK_MS) return false
-  if ((await platform.queues.queue(QUEUE).getJobState(id)) !== 'unknown') return false
-  // Without the request: the job reads it back and skips an invoice that was settled meanwhile.
-  await enqueueAwaited(platform, invoiceRenderContract, { invoice_id: id })
-  logger.warn({ invoiceId: id }, 'render job lost by Redis (failover or restart): enqueued again')
+export async function giveUp(platform: Platform, rec: InvoiceRecord, error: { status: number; message: string }): Promise<boolean> {
+  if (!(await recordFailed(platform.db, rec, error))) return false
+  confirmLater(platform, rec)
   return true
 }
 
-export async function awaitInvoicePdf(platform: Platform, id: string, timeoutMs: number, firstWait?: Promise<unknown>): Promise<Buffer> {
-  const doc = await awaitOutcome(platform, {
+/** The invoice is recorded: its hold is confirmed with the account's next reservation, or soon. */
+function confirmLater(platform: Platform, rec: InvoiceRecord): void {
+  if (rec.account_id && rec.period) holdConfirmations(platform).later(rec.account_id, rec.period, rec._id)
+}
+
+/**
+ * Enqueue the render again when Redis no longer has its job and nothing recorded the invoice. A
+ * worker may still be rendering the lost job (Redis restarted under it): then the invoice is
+ * rendered twice and recorded once.
+ */
+export async function requeueIfLost(platform: Platform, payload: InvoiceRenderPayload): Promise<boolean> {
+  if ((await platform.queues.queue(QUEUE).getJobState(payload.invoice_id)) !== 'unknown') return false
+  if (await getInvoice(platform.db, payload.invoice_id)) return false
+  await enqueueAwaited(platform, invoiceRenderContract, payload)
+  logger.warn({ invoiceId: payload.invoice_id }, 'render job lost by Redis (failover or restart): enqueued again')
+  return true
+}
+
+/**
+ * Wait for the invoice to be recorded and answer with its PDF, or throw the error it was recorded
+ * with. Either way its hold is confirmed (with the account's next reservation, or soon); a failed
+ * one's unit was given back by whoever recorded it, and is given back here in case that process
+ * died in between (releaseIfFailed: once, whoever calls it).
+ */
+export async function awaitInvoicePdf(
+  platform: Platform,
+  rec: InvoiceRecord,
+  payload: InvoiceRenderPayload,
+  timeoutMs: number,
+  firstWait?: Promise<JobSettled | null>,
+): Promise<Buffer> {
+  const outcome = await awaitOutcome<Outcome>(platform, {
     queue: QUEUE,
-    jobId: id,
+    jobId: rec._id,
     timeoutMs,
     firstWait,
-    read: () => settledInvoice(platform, id),
-    repair: async () => void (await requeueIfLost(platform, id)),
+    fromWake: (pdf) => ({ status: 'done', pdf }),
+    read: () => recorded(platform, rec._id),
+    repair: async () => void (await requeueIfLost(platform, payload)),
   })
-  if (doc?.status === 'done') return pdfBytes(doc)
-  if (doc !== undefined) {
-    const e = doc?.error ?? { status: 503, message: 'The invoice could not be rendered. Please retry.' }
-    throw new HttpError(e.status, e.message)
+  if (outcome === undefined) {
+    // Timed out: give up, unless it was recorded at the last moment (then that record answers).
+    if (await giveUp(platform, rec, { status: 504, message: RENDER_TIMEOUT_MESSAGE })) {
+      await platform.queues.queue(QUEUE).remove(rec._id).catch(() => undefined)
+      throw gatewayTimeout(RENDER_TIMEOUT_MESSAGE)
+    }
+    return awaitInvoicePdf(platform, rec, payload, 0)
   }
-  // Timed out: fail it, unless it finished at the last moment (then read it once more).
-  if (await markFailed(platform.db, id, { status: 504, message: RENDER_TIMEOUT_MESSAGE })) {
-    await platform.queues.queue(QUEUE).remove(id).catch(() => undefined)
-    throw gatewayTimeout(RENDER_TIMEOUT_MESSAGE)
-  }
-  return awaitInvoicePdf(platform, id, 0)
+  confirmLater(platform, rec)
+  if (outcome.status === 'done') return outcome.pdf
+  await releaseIfFailed(platform.db, rec._id).catch(() => undefined)
+  const e = outcome.error ?? { status: 503, message: 'The invoice could not be rendered. Please retry.' }
+  throw new HttpError(e.status, e.message)
 }

@@ -11,12 +11,12 @@ import { INVOICE_LIMITS } from '../platform/plans.ts'
 import { randomId } from '../platform/ids.ts'
 import { enqueueAwaited } from '../platform/queue/job.ts'
 import type { Platform } from '../platform/platform.ts'
-import { admitRender, awaitInvoicePdf, listenForRender } from './await-invoice.ts'
+import { admitRender, awaitInvoicePdf, giveUp, listenForRender } from './await-invoice.ts'
 import { invoiceRenderContract } from './job-contracts.ts'
-import { cancelHold, confirmHold, used } from './store/quota-store.ts'
+import { used } from './store/quota-store.ts'
 import { holdConfirmations } from './store/hold-confirmations.ts'
 import { demoInvoiceSchema, invoiceIdSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
-import { insertInvoice, invoices, markFailed, type InvoiceKind } from './store/invoice-store.ts'
+import { invoices, type InvoiceKind, type InvoiceRecord } from './store/invoice-store.ts'
 import { storedPdf } from './store/pdf-store.ts'
 import { subscribe } from './store/subscriber-store.ts'
 import { invoiceIdempotency } from './idempotency.ts'
@@ -25,63 +25,35 @@ import { sendInvoiceFile } from './pdf-response.ts'
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
 
-/** Who pays for a render: the account's hold on one unit, taken at `reservedAtMs` (clock.nowMs). */
+/** Who pays for a render: the account's hold on one unit of `period`, whose id is the invoice's. */
 export interface RenderCharge {
   accountId: string
   period: string
-  reservedAtMs: number
 }
 
 /**
- * Store, enqueue, wait. On an enqueue failure (Redis down) the invoice fails and is not charged.
- * With a charge, `id` is the hold's id (reserved by the caller with holdConfirmations().reserve).
+ * Enqueue, wait, answer: nothing is stored before the render. The worker records the invoice with
+ * its PDF and hands the PDF back with its wake; until then only the account's hold (taken by the
+ * caller with holdConfirmations().reserve, `id` being the hold's id) says the unit is in use
+ * (docs/architecture.md, "A single invoice, recorded once"). On an enqueue failure (Redis down)
+ * the invoice is recorded failed and its unit given back.
  */
 export async function renderNow(platform: Platform, kind: InvoiceKind, charge: RenderCharge | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
-  const now = clock.now()
-  try {
-    await insertInvoice(platform.db, {
-      _id: id,
-      account_id: charge?.accountId ?? null,
-      kind,
-      request,
-      period: charge?.period ?? null,
-      charged: charge !== null,
-      created_at: now,
-      expires_at: new Date(now.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000)),
-    })
-    if (charge) await confirmRecorded(platform, charge, id)
-  } catch (err) {
-    // Not recorded, so nothing else will give the reserved unit back (once: only if still held).
-    if (charge) await cancelHold(platform.db, charge.accountId, charge.period, id)
-    throw err
+  if (kind === 'batch') throw new Error('batch rows are rendered by their batch')
+  const rec: InvoiceRecord = { _id: id, account_id: charge?.accountId ?? null, kind, period: charge?.period ?? null, created_at: clock.now() }
+  const payload = {
+    invoice_id: id,
+    request,
+    record: { account_id: rec.account_id, kind, period: rec.period, created_at: rec.created_at.toISOString() },
   }
   const settled = listenForRender(platform, id, platform.config.RENDER_TIMEOUT_MS)
   try {
-    await enqueueAwaited(platform, invoiceRenderContract, { invoice_id: id, request })
+    await enqueueAwaited(platform, invoiceRenderContract, payload)
   } catch {
-    await markFailed(platform.db, id, { status: 503, message: 'Service temporarily unavailable, please retry' })
-    throw unavailable()
+    // The add may have reached Redis although its answer did not: the record decides.
+    if (await giveUp(platform, { ...rec, request }, { status: 503, message: 'Service temporarily unavailable, please retry' }).catch(() => true)) throw unavailable()
   }
-  return awaitInvoicePdf(platform, id, platform.config.RENDER_TIMEOUT_MS, settled)
-}
-
-/**
- * The invoice is recorded: its unit stops being a hold. Usually deferred to the counter's next
- * reservation (hold-confirmations.ts): the sweep of stale holds keeps a recorded invoice's unit
- * charged. Not when recording took so long that the sweep (cutoff: render timeout + two job
- * locks) may have looked before it: then confirmed now, and if the sweep took the hold (the unit
- * is back already), undone.
- */
-async function confirmRecorded(platform: Platform, charge: RenderCharge, id: string): Promise<void> {
-  const { RENDER_TIMEOUT_MS, JOB_LOCK_MS } = platform.config
-  if (clock.nowMs() - charge.reservedAtMs < (RENDER_TIMEOUT_MS + 2 * JOB_LOCK_MS) / 2) {
-    holdConfirmations(platform).later(charge.accountId, charge.period, id)
-    return
-  }
-  if (!(await confirmHold(platform.db, charge.accountId, charge.period, id))) {
-    await invoices(platform.db, id).deleteOne({ _id: id })
-    throw unavailable()
-  }
+  return awaitInvoicePdf(platform, { ...rec, request }, payload, platform.config.RENDER_TIMEOUT_MS, settled)
 }
 
 export function invoiceRouter(platform: Platform): Router {
@@ -102,9 +74,8 @@ export function invoiceRouter(platform: Platform): Router {
     const limit = INVOICE_LIMITS[account.plan].monthly_limit
     await admitRender(platform)
     const id = randomId()
-    const reservedAtMs = clock.nowMs()
     if (!(await holdConfirmations(platform).reserve(account._id, period, limit, { id, kind: 'invoice' }))) throw tooMany(QUOTA_MESSAGE, secondsToNextMonth())
-    const pdf = await renderNow(platform, 'single', { accountId: account._id, period, reservedAtMs }, body, id)
+    const pdf = await renderNow(platform, 'single', { accountId: account._id, period }, body, id)
     ctx.state.idempotentResult = { invoice_id: id } // remembered for an Idempotency-Key
     ctx.set('X-Invoice-Id', id) // GET /invoices/{id} serves it again
     sendInvoiceFile(ctx, pdf, body.format, 'invoice')

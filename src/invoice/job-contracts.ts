@@ -20,6 +20,20 @@ export const invoiceRenderContract = defineJobContract({
      * work per invoice (docs/benchmarks.md, "Invoice CPU profile").
      */
     request: z.custom<InvoiceRequest>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { error: 'request must be an object' }).optional(),
+    /**
+     * Who the invoice is for, when nothing is stored before the render (every single and demo
+     * invoice since the record-once path): the worker records the invoice with its PDF, in one
+     * write. A job without it (enqueued by an earlier version, or put back from a stored row)
+     * renders the stored invoice.
+     */
+    record: z
+      .object({
+        account_id: z.string().min(1).max(64).nullable(),
+        kind: z.enum(['single', 'demo']),
+        period: z.string().regex(/^\d{4}-\d{2}$/).nullable(),
+        created_at: z.iso.datetime(),
+      })
+      .optional(),
   }),
   options: { attempts: 3, backoff: { type: 'exponential', delay: 500 } },
   id: (p) => p.invoice_id,

@@ -61,7 +61,7 @@ export function receiveRouter(platform: Platform): Router {
       throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
     }
     if (pdfRequest) {
-      const pdf = await renderNow(platform, 'single', { accountId: account._id, period, reservedAtMs: now.getTime() }, pdfRequest, id)
+      const pdf = await renderNow(platform, 'single', { accountId: account._id, period }, pdfRequest, id)
       return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
     }
     ctx.set('Cache-Control', 'no-store')

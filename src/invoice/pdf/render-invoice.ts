@@ -1,17 +1,50 @@
-// What an invoice-render job does: load the stored request, fetch its logo, render in the thread
-// pool, store the PDF. Bad input (an unusable logo) fails for good with a 400 the client sees;
-// other errors are retried, and the last attempt fails the invoice with a 503. Batch chunks
-// (render-batch-chunk.ts) share the render step and these rules.
+// What an invoice-render job does: fetch the request's logo, render in the thread pool, record the
+// invoice with its PDF and hand the PDF to the waiting request with the wake. Bad input (an
+// unusable logo) fails for good with a 400 the client sees; other errors are retried, and the last
+// attempt fails the invoice with a 503. Batch chunks (render-batch-chunk.ts) share the render step
+// and these rules.
+import type { Job } from 'bullmq'
 import type { Platform } from '../../platform/platform.ts'
-import { PermanentJobError } from '../../platform/queue/job.ts'
+import { PermanentJobError, wakeWith } from '../../platform/queue/job.ts'
 import { clock } from '../../platform/clock.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
 import { hostname } from 'node:os'
 import { fetchLogo, INVALID_LOGO, LogoError } from './logo.ts'
 import { renderInPool } from './render-pool.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../invoice-schema.ts'
-import { getInvoice, markDone, markFailed, markRendering, OPEN } from '../store/invoice-store.ts'
+import { getInvoice, markDone, markFailed, markRendering, OPEN, recordDone, recordFailed, type InvoiceRecord } from '../store/invoice-store.ts'
 
+/**
+ * Render a single or demo invoice that nothing stored yet (the job carries who it is for) and
+ * record it, with its PDF, in one write. Nothing is read first: the request is in the job, and an
+ * invoice given up on meanwhile holds its _id already, so this record is refused and the render
+ * is simply not kept (docs/architecture.md, "A single invoice, recorded once").
+ */
+export async function renderAndRecord(
+  platform: Platform,
+  job: Job,
+  rec: InvoiceRecord & { request: InvoiceRequest },
+  opts: { finalAttempt: boolean; threads: number },
+): Promise<{ state: string; bytes?: number; worker?: string }> {
+  try {
+    const { pdf, renderMs } = await renderRequest(platform, rec.request, opts.threads)
+    if (!(await recordDone(platform.db, rec, pdf, renderMs))) return { state: 'skipped' }
+    wakeWith(job, pdf) // the waiting request answers with it, without reading it back
+    return { state: 'done', bytes: pdf.length, worker: workerName }
+  } catch (err) {
+    if (isBadInput(err)) {
+      await recordFailed(platform.db, rec, { status: 400, message: err.message })
+      throw new PermanentJobError(err.message)
+    }
+    if (opts.finalAttempt) await recordFailed(platform.db, rec, RENDER_FAILED)
+    throw err
+  }
+}
+
+/**
+ * Render an invoice stored before its render (a job enqueued by an earlier version, or put back
+ * from a stored row): load the request unless the job carries it, mark it rendering, store the PDF.
+ */
 export async function renderStoredInvoice(
   platform: Platform,
   id: string,

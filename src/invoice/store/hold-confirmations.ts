@@ -1,11 +1,9 @@
 // Confirming a single invoice's quota hold without a MongoDB round trip of its own: the hold is
 // confirmed by the same counter's next reservation (one update does both), or within
 // CONFIRM_DELAY_MS when no other request of that account comes (docs/operations.md, "How a single
-// invoice's hold is confirmed"). Deferring is safe because the invoice is recorded first, and the sweep of
-// stale holds (quota-holds.ts) keeps a hold whose work is recorded charged: a process that dies
-// with confirmations pending leaves them to the sweep, which confirms them. The one race, a
-// request so slow that the sweep could look before its invoice was recorded, is the caller's to
-// rule out (invoice-routes.ts confirms such a request at once and undoes it if the hold is gone).
+// invoice's hold is confirmed"). Deferring is safe because only a recorded invoice's hold is
+// confirmed, and the sweep of stale holds (quota-holds.ts) confirms every recorded invoice's hold
+// too: a process that dies with confirmations pending leaves them to the sweep.
 import type { Db } from 'mongodb'
 import { logger } from '../../platform/logger.ts'
 import type { Platform } from '../../platform/platform.ts'

@@ -1,11 +1,15 @@
 // Invoices in MongoDB: the request as accepted, its state, and the rendered PDF (where: see
-// pdf-store.ts). A render is stored only while its invoice is still wanted (queued/rendering), so
-// an abandoned request is never charged; the quota unit of a failed invoice is released exactly once.
+// pdf-store.ts). A batch row is stored when the batch is accepted and its render only while it is
+// still wanted (queued/rendering), so an abandoned row is never charged; the quota unit of a
+// failed invoice is released exactly once. A single or demo invoice is recorded once, when it is
+// settled: by its render (done, or failed for good) or by whoever gives up on it first (a
+// tombstone: the waiting request at its timeout, the sweep of a dead process's holds); the unique
+// _id decides which (docs/architecture.md, "A single invoice, recorded once").
 import { Binary, type Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { slotKey } from './slot-key.ts'
 import { partitioned } from '../../platform/store/partitioned.ts'
-import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 import { deletePdfsBefore, toBuffer } from './pdf-store.ts'
 import { release } from './quota-store.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
@@ -20,7 +24,8 @@ export interface InvoiceDoc {
   batch_id?: string
   row?: number
   status: InvoiceStatus
-  request: InvoiceRequest
+  /** As accepted; absent only from a tombstone the hold sweep wrote (it never had the request). */
+  request?: InvoiceRequest
   /** Quota period charged, while `charged` is true. */
   period: string | null
   charged: boolean
@@ -62,6 +67,63 @@ export const invoices = (db: Db, id: string) => invoiceSlots(db).of(slotKey(id))
 
 export const OPEN: InvoiceStatus[] = ['queued', 'rendering']
 
+/** Who a single or demo invoice is for, and what it costs: set when accepted, recorded with its outcome. */
+export interface InvoiceRecord {
+  _id: string
+  account_id: string | null
+  kind: 'single' | 'demo'
+  /** The quota period of the account's hold (null for a demo: nothing is charged). */
+  period: string | null
+  created_at: Date
+  request?: InvoiceRequest
+}
+
+/** Demo invoices are kept an hour, the others 30 days (then the retention job removes them). */
+export const expiresAt = (kind: InvoiceKind, createdAt: Date) => new Date(createdAt.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000))
+
+/**
+ * Record a rendered single or demo invoice with its PDF, charged when it has a period. False when
+ * the invoice is recorded already: given up on (a tombstone) or rendered twice (a job put back
+ * after Redis lost it while a worker was still rendering it); the first record stands.
+ */
+export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, renderMs: number): Promise<boolean> {
+  const now = clock.now()
+  return insertOnce(db, {
+    ...rec,
+    status: 'done',
+    charged: rec.period !== null,
+    pdf: new Binary(pdf),
+    size_bytes: pdf.length,
+    render_ms: Math.round(renderMs),
+    updated_at: now,
+    expires_at: expiresAt(rec.kind, rec.created_at),
+  })
+}
+
+/**
+ * Record a single or demo invoice as failed and give its unit back (releaseIfFailed: once, whoever
+ * calls it; a reader of the record calls it again in case this process died in between). False
+ * when it is recorded already, done or failed: then that record is the outcome. Either way the
+ * invoice is recorded, so its hold is confirmed like a rendered one's.
+ */
+export async function recordFailed(db: Db, rec: InvoiceRecord, error: { status: number; message: string }): Promise<boolean> {
+  const now = clock.now()
+  const inserted = await insertOnce(db, { ...rec, status: 'failed', charged: rec.period !== null, error, updated_at: now, expires_at: expiresAt(rec.kind, rec.created_at) })
+  if (inserted) await releaseIfFailed(db, rec._id)
+  return inserted
+}
+
+async function insertOnce(db: Db, doc: InvoiceDoc): Promise<boolean> {
+  try {
+    await invoices(db, doc._id).insertOne(doc)
+    return true
+  } catch (err) {
+    if (isDuplicateKey(err)) return false
+    throw err
+  }
+}
+
+/** Store a single invoice before its render, as an earlier version did (its jobs carry no `record`; tests build such rows). */
 export async function insertInvoice(db: Db, doc: Omit<InvoiceDoc, 'updated_at' | 'status'>): Promise<void> {
   await invoices(db, doc._id).insertOne({ ...doc, status: 'queued', updated_at: clock.now() })
 }
@@ -119,9 +181,10 @@ export async function releaseIfFailed(db: Db, id: string): Promise<void> {
 }
 
 /**
- * Single and demo invoices still open although created before `cutoff`: their request was
- * abandoned (the API process waiting for them died, possibly before the job was even enqueued),
- * so no one will fail them on a timeout. Fail them, which gives their quota unit back.
+ * Single and demo invoices an earlier version stored before their render, still open although
+ * created before `cutoff`: their request was abandoned (the API process waiting for them died,
+ * possibly before the job was even enqueued), so no one will fail them on a timeout. Fail them,
+ * which gives their quota unit back. (Invoices are no longer stored open: this finds none of them.)
  */
 export async function failAbandoned(db: Db, cutoff: Date, error: { status: number; message: string }): Promise<number> {
   const open = await invoiceSlots(db).findAll({ kind: { $in: ['single', 'demo'] }, status: { $in: OPEN }, created_at: { $lt: cutoff } })

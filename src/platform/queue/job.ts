@@ -54,6 +54,29 @@ export function defineJob<S extends z.ZodType>(contract: JobContract<S>, process
   return { ...contract, ...processor }
 }
 
+/** Wake payloads handed over by processors, until the registry publishes the job's wake. */
+const wakePayloads = new WeakMap<Job, Buffer>()
+
+/**
+ * Hand the process awaiting `job` its outcome with the wake (workers.ts), so it need not read it
+ * back from MongoDB: a processor calls it once the outcome is stored, and only with what the
+ * waiter would otherwise read (a single invoice's PDF). Kept out of the job's return value, which
+ * BullMQ keeps in Redis. Payloads over WAKE_PAYLOAD_MAX are not sent: the waiter reads the store.
+ */
+export function wakeWith(job: Job, payload: Buffer): void {
+  if (payload.length <= WAKE_PAYLOAD_MAX) wakePayloads.set(job, payload)
+}
+
+/** A wake is one Redis PUBLISH (to every node of a cluster): large outcomes are read instead. */
+export const WAKE_PAYLOAD_MAX = 512 * 1024
+
+/** The payload wakeWith handed over for `job`, once (workers.ts). */
+export function takeWakePayload(job: Job): Buffer | undefined {
+  const p = wakePayloads.get(job)
+  wakePayloads.delete(job)
+  return p
+}
+
 /** What enqueueMany takes per job. */
 export interface JobEntry<S extends z.ZodType> {
   payload: z.infer<S>

@@ -20,15 +20,37 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 
 /**
  * What woke a waiter: a completed or failed event of the queue's event stream, or this process's
- * wake channel ('done': the job's processor returned or threw; the outcome is where it stores it).
+ * wake channel ('done': the job's processor returned or threw; the outcome is where it stores it,
+ * and `payload` what the processor handed the waiter with the wake: job.ts wakeWith).
  */
-export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event: 'failed'; failedReason: string } | { event: 'done' }
+export type JobSettled = { event: 'completed'; returnvalue: unknown } | { event: 'failed'; failedReason: string } | { event: 'done'; payload?: Buffer }
 
 /** The job data field naming the wake channel of the process that awaits the job (job.ts, workers.ts). */
 export const WAKE_FIELD = '_wake'
 
-/** What a worker publishes on a wake channel: the queue and the job id. */
-export const wakeMessage = (queue: string, jobId: string) => `${queue}\n${jobId}`
+/**
+ * What a worker publishes on a wake channel: the queue and the job id, each ended by a newline,
+ * then the bytes the processor handed the waiter, if any (job.ts wakeWith). Binary: a rendered
+ * PDF travels as it is, without an encoding on either side.
+ */
+export function wakeMessage(queue: string, jobId: string, payload?: Buffer): Buffer {
+  const head = Buffer.from(`${queue}\n${jobId}\n`)
+  return payload?.length ? Buffer.concat([head, payload], head.length + payload.length) : head
+}
+
+/**
+ * The queue, job id and payload of a wake message; null when it is not one. A message without the
+ * job id's newline is an earlier version's worker's (queue and job id only).
+ */
+export function parseWake(message: Buffer): { queue: string; jobId: string; payload?: Buffer } | null {
+  const a = message.indexOf(10)
+  if (a <= 0) return null
+  const b = message.indexOf(10, a + 1)
+  const end = b < 0 ? message.length : b
+  if (end === a + 1) return null
+  const payload = b >= 0 && b + 1 < message.length ? message.subarray(b + 1) : undefined
+  return { queue: message.toString('utf8', 0, a), jobId: message.toString('utf8', a + 1, end), ...(payload ? { payload } : {}) }
+}
 
 type Waiter = (s: JobSettled) => void
 
@@ -101,10 +123,10 @@ export class QueueRegistry {
     if (!this.wakes) {
       const channel = `${this.prefix}:wake:${randomId()}`
       const conn = createRedis(this.redisUrl, 'blocking', { connectionName: 'wakes' })
-      conn.on('message', (ch: string, message: string) => {
-        if (ch !== channel) return
-        const cut = message.indexOf('\n')
-        if (cut > 0) this.settle(message.slice(0, cut), message.slice(cut + 1), { event: 'done' })
+      conn.on('messageBuffer', (ch: Buffer, message: Buffer) => {
+        if (ch.toString() !== channel) return
+        const wake = parseWake(message)
+        if (wake) this.settle(wake.queue, wake.jobId, wake.payload ? { event: 'done', payload: wake.payload } : { event: 'done' })
       })
       this.wakes = { channel, conn, subscribed: conn.subscribe(channel) }
     }
@@ -125,7 +147,8 @@ export class QueueRegistry {
   /**
    * Resolve with the job's next wake (its processor done, for a job enqueued with this process's
    * wake channel) or completed/failed event (a queue listened to), or null after timeoutMs.
-   * Neither is a verdict: callers look the result up in MongoDB, the source of truth.
+   * Neither is a verdict: callers look the result up in MongoDB, the source of truth, unless the
+   * processor handed them what they need with the wake (job.ts wakeWith).
    */
   nextSettled(name: string, jobId: string, timeoutMs: number): Promise<JobSettled | null> {
     if (!this.wakes && !this.events.has(name)) throw new Error(`queue ${name} is not listened to in this process`)

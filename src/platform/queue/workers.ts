@@ -3,7 +3,7 @@
 import { Worker, type Job } from 'bullmq'
 import { queueTelemetry } from '../tracing.ts'
 import type { JobDefinition } from './job.ts'
-import { PermanentJobError } from './job.ts'
+import { PermanentJobError, takeWakePayload } from './job.ts'
 import { logger } from '../logger.ts'
 import type { Platform } from '../platform.ts'
 import { createRedis, type RedisClient } from '../redis/redis.ts'
@@ -75,14 +75,16 @@ export async function registerWorker(
 
 /**
  * Tell the process awaiting this job (if one named its wake channel: job.ts enqueueAwaited) that
- * the processor is done, so it reads the outcome now rather than at its next poll. Sent before
- * BullMQ records the completion: the outcome a waiter reads is what the processor stored, which
- * is there already. Not awaited, and a failure only costs the waiter its poll.
+ * the processor is done, so it reads the outcome now rather than at its next poll, or takes it
+ * from the wake when the processor handed it one (job.ts wakeWith). Sent before BullMQ records the
+ * completion: the outcome a waiter reads is what the processor stored, which is there already.
+ * Not awaited, and a failure only costs the waiter its poll.
  */
 function wakeWaiter(platform: Platform, queue: string, job: Job): void {
+  const payload = takeWakePayload(job)
   const channel = (job.data as Record<string, unknown> | undefined)?.[WAKE_FIELD]
   if (typeof channel !== 'string' || job.id === undefined) return
-  platform.redis.publish(channel, wakeMessage(queue, job.id)).catch(() => undefined)
+  platform.redis.publish(channel, wakeMessage(queue, job.id, payload)).catch(() => undefined)
 }
 
 /** Create or update the job's scheduler, if it has one (at start, and when Redis lost it: self-heal.ts). */
