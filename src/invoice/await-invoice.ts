@@ -104,9 +104,13 @@ export async function awaitInvoicePdf(
     }
     return awaitInvoicePdf(platform, rec, payload, 0)
   }
-  confirmLater(platform, rec)
-  if (outcome.status === 'done') return outcome.pdf
-  await releaseIfFailed(platform.db, rec._id).catch(() => undefined)
+  if (outcome.status === 'done') {
+    confirmLater(platform, rec)
+    return outcome.pdf
+  }
+  // Confirmed only once the unit is surely back: if this fails too, the sweep finds the hold stale
+  // and the invoice failed, gives the unit back and confirms.
+  if (await releaseIfFailed(platform.db, rec._id).then(() => true, () => false)) confirmLater(platform, rec)
   const e = outcome.error ?? { status: 503, message: 'The invoice could not be rendered. Please retry.' }
   throw new HttpError(e.status, e.message)
 }

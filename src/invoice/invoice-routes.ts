@@ -16,7 +16,7 @@ import { invoiceRenderContract } from './job-contracts.ts'
 import { used } from './store/quota-store.ts'
 import { holdConfirmations } from './store/hold-confirmations.ts'
 import { demoInvoiceSchema, invoiceIdSchema, invoiceSchema, subscribeSchema, type InvoiceRequest } from './invoice-schema.ts'
-import { invoices, type InvoiceKind, type InvoiceRecord } from './store/invoice-store.ts'
+import { invoices, type InvoiceRecord } from './store/invoice-store.ts'
 import { storedPdf } from './store/pdf-store.ts'
 import { subscribe } from './store/subscriber-store.ts'
 import { invoiceIdempotency } from './idempotency.ts'
@@ -38,8 +38,7 @@ export interface RenderCharge {
  * (docs/architecture.md, "A single invoice, recorded once"). On an enqueue failure (Redis down)
  * the invoice is recorded failed and its unit given back.
  */
-export async function renderNow(platform: Platform, kind: InvoiceKind, charge: RenderCharge | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
-  if (kind === 'batch') throw new Error('batch rows are rendered by their batch')
+export async function renderNow(platform: Platform, kind: InvoiceRecord['kind'], charge: RenderCharge | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
   const rec: InvoiceRecord = { _id: id, account_id: charge?.accountId ?? null, kind, period: charge?.period ?? null, created_at: clock.now() }
   const payload = {
     invoice_id: id,
