@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import type autocannon from 'autocannon'
 import { benchPort } from './bench-env.ts'
+import { treeCpuMs } from './proc-cpu.ts'
 import type { LoopStats } from './loop-probe.mjs'
 
 export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })
@@ -31,6 +32,8 @@ export interface Round {
   failures?: Record<string, number>
   /** The 1-minute load average just before the round. */
   load: number
+  /** CPU ms per second that processes other than the measured ones used during the round (sides with an affinity). */
+  othersCpu?: number
 }
 
 /** Something measured in rounds: an HTTP route under load, or a reference loop. */
@@ -120,6 +123,7 @@ export async function interleave(sides: Side[], opts: InterleaveOptions = {}): P
       log(
         `round ${i}/${rounds} ${side.name}: load ${load.toFixed(2)} → ${fmt(r.rate)} ${side.unit}` +
           (r.p99 !== undefined ? `, p50 ${r.p50} ms, p99 ${r.p99} ms` : '') +
+          (r.othersCpu !== undefined ? `, other processes' CPU ${fmt(r.othersCpu, 0)} ms/s` : '') +
           (r.failed ? `, ${r.failed} failed ${describeFailures(r.failures)}` : ''),
       )
     }
@@ -278,13 +282,16 @@ export function httpSide(name: string, target: LoadTarget, opts: { connections: 
     name,
     unit: 'req/s',
     async round(seconds) {
+      const measured = opts.affinity && [...opts.affinity.pids(), loadGeneratorPid()]
       if (opts.affinity) {
         setAffinity(opts.affinity.pids(), opts.affinity.server)
         setAffinity([loadGeneratorPid()], opts.affinity.generator)
       }
+      const others0 = measured && othersCpuMs(measured)
       const r = await runLoad(target, { connections: opts.connections, duration: seconds, timeout: opts.timeout })
+      const othersCpu = measured && Math.max(0, (othersCpuMs(measured) - others0!) / r.seconds)
       await opts.after?.()
-      return { rate: r.ok / r.seconds, p50: r.p50, p90: r.p90, p99: r.p99, ...loadFailures(r) }
+      return { rate: r.ok / r.seconds, p50: r.p50, p90: r.p90, p99: r.p99, othersCpu: Number.isNaN(othersCpu) ? undefined : othersCpu, ...loadFailures(r) }
     },
   }
 }
@@ -335,6 +342,11 @@ export function machineCpuMs(): number {
   } catch {
     return NaN
   }
+}
+
+/** The machine's CPU time (ms) so far less that of the `pids` process trees: what everything else used. */
+function othersCpuMs(pids: number[]): number {
+  return machineCpuMs() - pids.reduce((n, pid) => n + treeCpuMs(pid), 0)
 }
 
 /** A process and every process below it (an embedded store's guard and its server, say). */
