@@ -53,6 +53,10 @@ const ROUNDS = Number(values.rounds)
 const METHOD_NOTE =
   "Method changed on 2026-11-26 (shared harness): earlier runs of this section reported 1.04 (evaluate) and 0.94 (mixed) against a bare Koa reference that did not read the request body (19,169 req/s; the one that read and parsed it, then shown as the floor, made 13,258), with autocannon in a worker thread of the server's own process and the best of 2 runs. The reference now reads and parses the same body and runs in its own process, the generator runs in its own process, and the figures are medians of interleaved rounds on a loaded machine, so the ratios and p99 are not comparable with those earlier ones."
 
+const PIN_NOTE =
+  'Method changed on 2026-11-27: each workload is measured by two methods in the same interleaved rounds, pinned (the server under test, that is this process with its Redis and store, or the reference, on one core and the load generator on the other, with `taskset`) and unpinned (every process on every core, the method of the runs before). ' +
+  'The rows held to the targets read the pinned rounds; the rows marked unpinned are comparable with the runs before (docs/benchmarks.md, "How the benchmarks measure" and "Feature flags: where the p99 comes from").'
+
 const MEMO_NOTE =
   'The per-operator rates cycle over 1,024 context values (the mixed workload over 4,096 users), so `matches`, ' +
   '`semver_*`, `before`/`after` and `in_cidr` answer mostly from their per-condition memo of the last 4,096 values ' +
@@ -195,6 +199,8 @@ async function main() {
         'their own; unpinned, the generator shares the two cores with the server (in a process of its own), so a request ' +
         'that makes the generator send a body and parse a longer answer costs twice, and both sides\' tail is mostly the ' +
         'scheduler (docs/benchmarks.md, "Feature flags: where the p99 comes from"). Compare ratios within one run.',
+      '',
+      PIN_NOTE,
       '',
       METHOD_NOTE,
       '',
