@@ -24,7 +24,7 @@ import { flagsService } from '../../src/flags/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
-import { closeLoadGenerator, coreSplit, machineCpuMs, fmt, loadAverage, loadFailures, loadGeneratorPid, median, runLoad, setAffinity, startReferenceServer } from './lib/harness.ts'
+import { closeLoadGenerator, coreSplit, machineCpuMs, processesCpuMs, processTree, fmt, loadAverage, loadFailures, loadGeneratorPid, median, runLoad, setAffinity, startReferenceServer } from './lib/harness.ts'
 import { seedFlags } from './lib/flags-setup.ts'
 import { schedstat, startLoopProbe, type LoopStats } from './lib/loop-probe.mjs'
 import { treeCpuMs } from './lib/proc-cpu.ts'
@@ -92,7 +92,7 @@ runBench(async () => {
     const side = (method: string, connections: number, who: 'reference' | 'evaluate'): Side => ({
       name: `${method} c${connections} ${who}`,
       async run(seconds) {
-        const serverPids = who === 'reference' ? [ref.child.pid!] : [process.pid, ...storePids]
+        const serverPids = who === 'reference' ? [ref.child.pid!] : [process.pid, ...storePids.flatMap(processTree)]
         const gen = loadGeneratorPid()
         if (cores.split) {
           const pinned = method === 'pinned'
@@ -106,13 +106,13 @@ runBench(async () => {
         const s0 = schedstat(main)
         const g0 = schedstat(gen)
         const st0 = cpuOf(storePids)
-        const mine0 = cpuOf([main, gen, ...storePids])
+        const mine0 = processesCpuMs([...serverPids, gen])
         const m0 = machineCpuMs()
         const r = await runLoad({ url: who === 'reference' ? ref.url : root, requests }, { connections, duration: seconds })
         const s1 = schedstat(main)
         const g1 = schedstat(gen)
         const st1 = cpuOf(storePids)
-        const mine1 = cpuOf([main, gen, ...storePids])
+        const mine1 = processesCpuMs([...serverPids, gen])
         const m1 = machineCpuMs()
         const loop = await take()
         const per = (a?: number, b?: number) => ((b ?? NaN) - (a ?? NaN)) / r.seconds

@@ -38,7 +38,7 @@ import { ALL_INDEXES } from '../../src/collections.ts'
 import { flagsService } from '../../src/flags/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createPlatform } from '../../src/platform/platform.ts'
-import { coreSplit, DEFAULT_ROUNDS, DEFAULT_SECONDS, fmt, httpSide, interleave, loadRange, medianRange, ratio as roundRatio, startReferenceServer, type Affinity, type Summary } from './lib/harness.ts'
+import { coreSplit, processTree, DEFAULT_ROUNDS, DEFAULT_SECONDS, fmt, httpSide, interleave, loadRange, medianRange, ratio as roundRatio, startReferenceServer, type Affinity, type Summary } from './lib/harness.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'
 import { FLAGS, PROJECTS, seedFlags } from './lib/flags-setup.ts'
 import { seedRichFlags } from './lib/flags-rich.ts'
@@ -95,7 +95,8 @@ async function main() {
     const refRich = await startReferenceServer(await answerTo(richRequests[0]!))
     const root = base.replace(/\/api\/v1$/, '')
     // Pinned sides set their cores before each round, unpinned ones give every process all of them back.
-    const ours = () => [process.pid, ...storePids]
+    // This process (not the reference servers and the generator it started) and the stores' process trees.
+    const ours = () => [process.pid, ...storePids.flatMap(processTree)]
     const pin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.server, generator: cores.split.generator } : undefined)
     const unpin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.all, generator: cores.split.all } : undefined)
     const sides = (suffix: string, affinity: (pids: () => number[]) => Affinity | undefined) => [

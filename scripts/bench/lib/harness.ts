@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import type autocannon from 'autocannon'
 import { benchPort } from './bench-env.ts'
-import { treeCpuMs } from './proc-cpu.ts'
 import type { LoopStats } from './loop-probe.mjs'
 
 export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })
@@ -267,8 +266,8 @@ export function loadFailures(r: LoadRound): { failed: number; failures: Record<s
 }
 
 /**
- * Which cores a round gives the server under test (`pids`: its processes, all their threads) and
- * which the load generator, set before each round of the side (coreSplit()).
+ * Which cores a round gives the server under test (`pids`: its processes, each with all its
+ * threads) and which the load generator, set before each round of the side (coreSplit()).
  */
 export interface Affinity {
   pids: () => number[]
@@ -344,13 +343,29 @@ export function machineCpuMs(): number {
   }
 }
 
-/** The machine's CPU time (ms) so far less that of the `pids` process trees: what everything else used. */
+/** CPU ms a process (all its threads, not its children) has used so far; 0 once it is gone. */
+function ownCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) * 10 // utime + stime in USER_HZ (100) ticks
+  } catch {
+    return 0
+  }
+}
+
+/** CPU ms used so far by these processes, each counted once (threads included, children not). */
+export function processesCpuMs(pids: number[]): number {
+  return [...new Set(pids)].reduce((n, pid) => n + ownCpuMs(pid), 0)
+}
+
+/** The machine's CPU time (ms) so far less that of the `pids` processes: what everything else used. */
 function othersCpuMs(pids: number[]): number {
-  return machineCpuMs() - pids.reduce((n, pid) => n + treeCpuMs(pid), 0)
+  return machineCpuMs() - processesCpuMs(pids)
 }
 
 /** A process and every process below it (an embedded store's guard and its server, say). */
-function processTree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const out = [pid]
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -364,11 +379,12 @@ function processTree(pid: number): number[] {
 }
 
 /**
- * Sets the cores of processes, all their threads and the processes below them (`taskset -a -p -c`);
- * threads and processes started later inherit them.
+ * Sets the cores of processes and all their threads (`taskset -a -p -c`); threads and processes
+ * they start later inherit them. Child processes already running are not changed: list them
+ * (processTree) where they belong to the server under test.
  */
 export function setAffinity(pids: number[], cpus: string): void {
-  for (const pid of pids.flatMap(processTree)) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' })
+  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' })
 }
 
 export interface ReferenceServer {
