@@ -2,9 +2,23 @@
 // interleaved per side, the load generator in its own process, failed requests counted (not
 // fatal), and a reference server that reads and parses the request body.
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { closeLoadGenerator, httpSide, interleave, latencyRound, ratio, startReferenceServer, type ReferenceServer } from '../scripts/bench/lib/harness.ts'
+import {
+  closeLoadGenerator,
+  coreSplit,
+  httpSide,
+  interleave,
+  latencyRound,
+  loadGeneratorPid,
+  machineCpuMs,
+  ratio,
+  runLoad,
+  startReferenceServer,
+  type ReferenceServer,
+} from '../scripts/bench/lib/harness.ts'
+import { schedstat } from '../scripts/bench/lib/loop-probe.mjs'
 import { arrivals, pacedSend } from '../scripts/bench/lib/paced-send.ts'
 import { openStream } from '../scripts/listen/stream.ts'
 
@@ -110,6 +124,59 @@ describe('bench harness', () => {
       await relay.close()
       target.closeAllConnections()
       target.close()
+    }
+  })
+
+  it('a pinned side puts the server and the load generator on cores of their own, an unpinned one gives them all back', async function () {
+    this.timeout(30_000)
+    const cores = coreSplit()
+    // The method falls back to unpinned rounds where this cannot be done (docs/benchmarks.md).
+    if (!cores.split) return this.skip()
+    const { server, generator, all } = cores.split
+    const ref = await startReferenceServer('{"ok":true}')
+    try {
+      // Every thread of a process, not only its main one: GC helpers and libuv's pool too.
+      const cpusOf = (pid: number) => [...new Set(readdirSync(`/proc/${pid}/task`).map((t) => /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8'))![1]))]
+      const target = { url: ref.url, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: '{"a":1}' }
+      const pinned = httpSide('pinned', target, { connections: 2, affinity: { pids: () => [ref.child.pid!], server, generator } })
+      const r = await pinned.round(1)
+      assert.ok(r.rate > 0)
+      assert.equal(r.failed, 0)
+      assert.deepEqual(cpusOf(ref.child.pid!), [server])
+      assert.deepEqual(cpusOf(loadGeneratorPid()), [generator])
+      assert.ok(r.othersCpu! >= 0)
+      await httpSide('unpinned', target, { connections: 2, affinity: { pids: () => [ref.child.pid!], server: all, generator: all } }).round(1)
+      assert.deepEqual(cpusOf(ref.child.pid!), [all])
+      assert.deepEqual(cpusOf(loadGeneratorPid()), [all])
+    } finally {
+      await ref.close()
+    }
+  })
+
+  it('a probing reference server reports its GC and event-loop delay since the last report', async function () {
+    this.timeout(30_000)
+    const ref = await startReferenceServer('{"ok":true}', { probe: true })
+    try {
+      const pid = ref.child.pid!
+      const before = schedstat(pid)
+      const busy0 = machineCpuMs()
+      await ref.probe()
+      const r = await runLoad({ url: ref.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(2000) }) }, { connections: 4, duration: 1 })
+      assert.ok(r.ok > 0)
+      const seen = await ref.probe()
+      // A second of requests allocates enough for the young generation to be collected.
+      assert.ok(seen.gc.minor.count > 0, JSON.stringify(seen.gc))
+      assert.ok(seen.gc.minor.ms > 0 && seen.gc.minor.maxMs <= seen.gc.minor.ms)
+      const d = seen.loopDelay
+      assert.ok(d.p50 > 0 && d.p50 <= d.p99 && d.p99 <= d.max, JSON.stringify(d))
+      // The counts start again after each report.
+      const next = await ref.probe()
+      assert.ok(next.gc.minor.count < seen.gc.minor.count)
+      const after = schedstat(pid)
+      if (before && after) assert.ok(after.runMs > before.runMs && after.slices > before.slices)
+      assert.ok(machineCpuMs() > busy0)
+    } finally {
+      await ref.close()
     }
   })
 

@@ -3,11 +3,13 @@
 // server in a process of its own (lib/reference-server.mjs), warm-up rounds that do not count,
 // interleaved rounds (reference, ours, reference, ours, …) summarised as median and range, the
 // load average printed before every round, and failed requests counted and reported, never fatal.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import type autocannon from 'autocannon'
 import { benchPort } from './bench-env.ts'
+import type { LoopStats } from './loop-probe.mjs'
 
 export const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })
 
@@ -23,11 +25,14 @@ export interface Round {
   rate: number
   failed: number
   p50?: number
+  p90?: number
   p99?: number
   /** Failures by kind (HTTP status, "errors", "timeouts"). */
   failures?: Record<string, number>
   /** The 1-minute load average just before the round. */
   load: number
+  /** CPU ms per second that processes other than the measured ones used during the round (sides with an affinity). */
+  othersCpu?: number
 }
 
 /** Something measured in rounds: an HTTP route under load, or a reference loop. */
@@ -47,6 +52,9 @@ export interface Summary {
   max: number
   failed: number
   failures: Record<string, number>
+  /** Medians of the rounds' percentiles (ms), where the side measures them. */
+  p50?: number
+  p90?: number
   p99?: number
 }
 
@@ -59,7 +67,10 @@ function summarise(side: Side, rounds: Round[]): Summary {
   const rates = rounds.map((r) => r.rate)
   const failures: Record<string, number> = {}
   for (const r of rounds) for (const [k, n] of Object.entries(r.failures ?? {})) failures[k] = (failures[k] ?? 0) + n
-  const p99s = rounds.flatMap((r) => (r.p99 === undefined ? [] : [r.p99]))
+  const med = (pick: (r: Round) => number | undefined) => {
+    const xs = rounds.flatMap((r) => (pick(r) === undefined ? [] : [pick(r)!]))
+    return xs.length ? median(xs) : undefined
+  }
   return {
     name: side.name,
     unit: side.unit,
@@ -69,7 +80,9 @@ function summarise(side: Side, rounds: Round[]): Summary {
     max: Math.max(...rates),
     failed: rounds.reduce((n, r) => n + r.failed, 0),
     failures,
-    p99: p99s.length ? median(p99s) : undefined,
+    p50: med((r) => r.p50),
+    p90: med((r) => r.p90),
+    p99: med((r) => r.p99),
   }
 }
 
@@ -109,6 +122,7 @@ export async function interleave(sides: Side[], opts: InterleaveOptions = {}): P
       log(
         `round ${i}/${rounds} ${side.name}: load ${load.toFixed(2)} → ${fmt(r.rate)} ${side.unit}` +
           (r.p99 !== undefined ? `, p50 ${r.p50} ms, p99 ${r.p99} ms` : '') +
+          (r.othersCpu !== undefined ? `, other processes' CPU ${fmt(r.othersCpu, 0)} ms/s` : '') +
           (r.failed ? `, ${r.failed} failed ${describeFailures(r.failures)}` : ''),
       )
     }
@@ -152,8 +166,11 @@ export interface LoadTarget {
 export interface LoadRound {
   ok: number
   seconds: number
+  /** Latency percentiles and maximum in whole ms, as autocannon records them (truncated). */
   p50: number
+  p90: number
   p99: number
+  max: number
   non2xx: number
   errors: number
   timeouts: number
@@ -201,6 +218,11 @@ function loadGenerator(): Generator {
   return g
 }
 
+/** The load generator's process id (started here if it is not running yet). */
+export function loadGeneratorPid(): number {
+  return loadGenerator().child.pid!
+}
+
 /** Ends the load generator's process (the next round starts a new one). */
 export async function closeLoadGenerator(): Promise<void> {
   const g = generator
@@ -243,23 +265,134 @@ export function loadFailures(r: LoadRound): { failed: number; failures: Record<s
   return { failed: r.non2xx + r.errors, failures }
 }
 
+/**
+ * Which cores a round gives the server under test (`pids`: its processes, each with all its
+ * threads) and which the load generator, set before each round of the side (coreSplit()).
+ */
+export interface Affinity {
+  pids: () => number[]
+  server: string
+  generator: string
+}
+
 /** An HTTP side: successful answers per second under `connections` concurrent connections. */
-export function httpSide(name: string, target: LoadTarget, opts: { connections: number; timeout?: number; after?: () => Promise<void> }): Side {
+export function httpSide(name: string, target: LoadTarget, opts: { connections: number; timeout?: number; after?: () => Promise<void>; affinity?: Affinity }): Side {
   return {
     name,
     unit: 'req/s',
     async round(seconds) {
+      const measured = opts.affinity && [...opts.affinity.pids(), loadGeneratorPid()]
+      if (opts.affinity) {
+        setAffinity(opts.affinity.pids(), opts.affinity.server)
+        setAffinity([loadGeneratorPid()], opts.affinity.generator)
+      }
+      const others0 = measured && othersCpuMs(measured)
       const r = await runLoad(target, { connections: opts.connections, duration: seconds, timeout: opts.timeout })
+      const othersCpu = measured && Math.max(0, (othersCpuMs(measured) - others0!) / r.seconds)
       await opts.after?.()
-      return { rate: r.ok / r.seconds, p50: r.p50, p99: r.p99, ...loadFailures(r) }
+      return { rate: r.ok / r.seconds, p50: r.p50, p90: r.p90, p99: r.p99, othersCpu: Number.isNaN(othersCpu) ? undefined : othersCpu, ...loadFailures(r) }
     },
   }
+}
+
+/** The CPUs this process may run on (Linux: /proc/self/status), e.g. [0, 1]; undefined elsewhere. */
+function allowedCpus(): { list: string; ids: number[] } | undefined {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+    if (!list) return undefined
+    const ids = list.split(',').flatMap((part) => {
+      const [a, b] = part.split('-').map(Number)
+      return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i)
+    })
+    return { list, ids }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The split of the cores for a fair latency measurement on a small machine (docs/benchmarks.md,
+ * "How the benchmarks measure"): the server under test on the first core this process may use,
+ * the load generator on the second, `all` to undo it. `split` is null, with the reason, without
+ * `taskset` (Debian: util-linux) or a second core.
+ */
+export function coreSplit(): { split: { server: string; generator: string; all: string } } | { split: null; reason: string } {
+  const cpus = allowedCpus()
+  if (!cpus) return { split: null, reason: 'the CPUs this process may use are unknown (no /proc/self/status)' }
+  if (cpus.ids.length < 2) return { split: null, reason: `only one core (${cpus.list}) is available` }
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' })
+  } catch {
+    return { split: null, reason: 'taskset (util-linux) is not installed' }
+  }
+  return { split: { server: String(cpus.ids[0]), generator: String(cpus.ids[1]), all: cpus.list } }
+}
+
+/**
+ * CPU time the whole machine has used so far (ms, all cores, from /proc/stat; NaN elsewhere):
+ * diffed around a round and less the measured processes' own, what other processes took meanwhile.
+ */
+export function machineCpuMs(): number {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    // user nice system idle iowait irq softirq steal …: everything but idle and iowait was busy.
+    const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3]! - cpu[4]!
+    return busy * 10 // USER_HZ is 100 on Linux
+  } catch {
+    return NaN
+  }
+}
+
+/** CPU ms a process (all its threads, not its children) has used so far; 0 once it is gone. */
+function ownCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) * 10 // utime + stime in USER_HZ (100) ticks
+  } catch {
+    return 0
+  }
+}
+
+/** CPU ms used so far by these processes, each counted once (threads included, children not). */
+export function processesCpuMs(pids: number[]): number {
+  return [...new Set(pids)].reduce((n, pid) => n + ownCpuMs(pid), 0)
+}
+
+/** The machine's CPU time (ms) so far less that of the `pids` processes: what everything else used. */
+function othersCpuMs(pids: number[]): number {
+  return machineCpuMs() - processesCpuMs(pids)
+}
+
+/** A process and every process below it (an embedded store's guard and its server, say). */
+export function processTree(pid: number): number[] {
+  const out = [pid]
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim()
+      if (text) for (const c of text.split(' ')) out.push(...processTree(Number(c)))
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return out
+}
+
+/**
+ * Sets the cores of processes and all their threads (`taskset -a -p -c`); threads and processes
+ * they start later inherit them. Child processes already running are not changed: list them
+ * (processTree) where they belong to the server under test.
+ */
+export function setAffinity(pids: number[], cpus: string): void {
+  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' })
 }
 
 export interface ReferenceServer {
   url: string
   child: ChildProcess
   close(): Promise<void>
+  /** With `probe: true`: its event loop and GC since the last call (loop-probe.mjs). */
+  probe(): Promise<LoopStats>
 }
 
 export interface ReferenceOptions {
@@ -268,6 +401,8 @@ export interface ReferenceOptions {
   body?: 'json' | 'raw'
   /** After answering, POST the body on to this URL (a forwarder without queue or storage). */
   forwardTo?: string
+  /** Observe its own event loop and GC (ReferenceServer.probe). */
+  probe?: boolean
 }
 
 /**
@@ -278,16 +413,24 @@ export async function startReferenceServer(answer: string, opts: ReferenceOption
   const env: NodeJS.ProcessEnv = { ...process.env, QW_REF_ANSWER: answer, QW_REF_PORT: String(opts.port ?? (await benchPort())), QW_REF_BODY: opts.body ?? 'json' }
   if (opts.forwardTo) env.QW_REF_FORWARD = opts.forwardTo
   else delete env.QW_REF_FORWARD
+  if (opts.probe) env.QW_REF_PROBE = '1'
+  else delete env.QW_REF_PROBE
   const child = spawn(process.execPath, [REFERENCE_SERVER], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   })
+  const probes: Array<(stats: LoopStats) => void> = []
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString()
-      const m = /listening (\S+)/.exec(out)
-      if (m) resolve(m[1]!)
+      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+        const line = out.slice(0, nl)
+        out = out.slice(nl + 1)
+        const m = /^listening (\S+)/.exec(line)
+        if (m) resolve(m[1]!)
+        else if (line.startsWith('probe ')) probes.shift()?.(JSON.parse(line.slice(6)) as LoopStats)
+      }
     })
     child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)))
   })
@@ -295,6 +438,12 @@ export async function startReferenceServer(answer: string, opts: ReferenceOption
     url,
     child,
     close: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))),
+    probe: () =>
+      new Promise<LoopStats>((resolve, reject) => {
+        if (!opts.probe) return reject(new Error('the reference server was started without probe: true'))
+        probes.push(resolve)
+        child.kill('SIGUSR2')
+      }),
   }
 }
 

@@ -14,7 +14,10 @@
 //   GET …/stream                an event stream; a POST to /hook/<token>[/…] is written to the
 //                               streams of …/endpoints/<token>/stream as a `capture` event whose
 //                               data carries the body as text, as the live stream does.
+//   QW_REF_PROBE=1              observes its own event loop and GC (loop-probe.mjs); each SIGUSR2
+//                               prints "probe <json>" with what was seen since the last one.
 import Koa from 'koa'
+import { startLoopProbe } from './loop-probe.mjs'
 
 const answer = process.env.QW_REF_ANSWER ?? '{"ok":true}'
 const raw = process.env.QW_REF_BODY === 'raw'
@@ -72,6 +75,10 @@ const server = app.listen(Number(process.env.QW_REF_PORT ?? 0), '127.0.0.1', () 
   const address = server.address()
   process.stdout.write(`listening http://127.0.0.1:${address && typeof address === 'object' ? address.port : 0}\n`)
 })
+if (process.env.QW_REF_PROBE) {
+  const probe = startLoopProbe()
+  process.on('SIGUSR2', () => process.stdout.write(`probe ${JSON.stringify(probe.take())}\n`))
+}
 process.once('SIGTERM', () => {
   for (const set of streams.values()) for (const s of set) s.destroy()
   server.close(() => process.exit(0))
