@@ -10,6 +10,14 @@ import { createRedis, redisReady } from '../src/platform/redis/redis.ts'
 
 const MESSAGE = 'Rate limit exceeded: 20 per second'
 
+async function until(ok: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
 async function outcomes(limiter: Limiter, key: string, n: number): Promise<Array<number>> {
   return Promise.all(
     Array.from({ length: n }, () =>
@@ -82,12 +90,48 @@ describe('platform: leased rate limit', () => {
 
   it('takes points from Redis in blocks: a few requests cost one lease', async () => {
     const redis = await connect()
-    const l = limiter(redis, { lease: 5 })
-    for (let i = 0; i < 4; i++) await l.take('k')
-    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '5') // one lease of 5, 4 spent locally
+    const l = limiter(redis, { lease: 3 })
+    for (let i = 0; i < 3; i++) await l.take('k')
+    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '3') // one lease of 3, spent locally
     await l.take('k')
-    await l.take('k')
-    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '10')
+    assert.equal(await redis.get(`${namespace}:rl:test:lease:k`), '6')
+  })
+
+  it('asks for the next lease when a quarter of the current one is left, so no request waits for it', async () => {
+    const redis = await connect()
+    const counter = `${namespace}:rl:test:lease:k`
+    const l = limiter(redis, { points: 100, lease: 8 })
+    for (let i = 0; i < 5; i++) await l.take('k')
+    assert.equal(await redis.get(counter), '8', '3 left: not yet')
+    assert.equal(l.tryTake('k'), true) // 2 left: a quarter of 8
+    await until(async () => (await redis.get(counter)) === '16')
+    for (let i = 0; i < 10; i++) assert.equal(l.tryTake('k'), true, `point ${i} served from what was leased ahead`)
+  })
+
+  it('a lease asked for ahead of need that starts a new window does not carry the last window’s points into it', async () => {
+    const redis = await connect()
+    const counter = `${namespace}:rl:test:lease:k`
+    const l = limiter(redis, { points: 100, lease: 8 })
+    for (let i = 0; i < 5; i++) await l.take('k') // 3 left
+    await redis.del(counter) // the window ends in Redis while this replica still holds points
+    assert.equal(l.tryTake('k'), true) // 2 left: the lease ahead of need starts a new window
+    await until(async () => (await redis.get(counter)) === '8')
+    let served = 0
+    while (l.tryTake('k')) served++
+    assert.equal(served, 8, 'only the new window’s 8 points: the 2 left of the last window are dropped')
+  })
+
+  it('a lease asked for ahead of need that fails leaves the held points and answers the next caller 503', async () => {
+    const redis = await connect()
+    const l = limiter(redis, { points: 100, lease: 8 })
+    for (let i = 0; i < 5; i++) await l.take('k') // 3 left
+    redis.disconnect() // the ahead-of-need lease fails: no unhandled rejection, nothing lost
+    assert.equal(l.tryTake('k'), true)
+    await new Promise((r) => setTimeout(r, 50))
+    assert.equal(l.tryTake('k'), true)
+    assert.equal(l.tryTake('k'), true)
+    const err = await l.take('k').then(() => null, (e) => e as HttpError)
+    assert.equal(err?.status, 503)
   })
 
   it('keys have their own budgets, and a window ends', async () => {
