@@ -54,7 +54,7 @@ const METHOD_NOTE =
   "Method changed on 2026-11-26 (shared harness): earlier runs of this section reported 1.04 (evaluate) and 0.94 (mixed) against a bare Koa reference that did not read the request body (19,169 req/s; the one that read and parsed it, then shown as the floor, made 13,258), with autocannon in a worker thread of the server's own process and the best of 2 runs. The reference now reads and parses the same body and runs in its own process, the generator runs in its own process, and the figures are medians of interleaved rounds on a loaded machine, so the ratios and p99 are not comparable with those earlier ones."
 
 const PIN_NOTE =
-  'Method changed on 2026-11-27: each workload is measured by two methods in the same interleaved rounds, pinned (the server under test, that is this process with its Redis and store, or the reference, on one core and the load generator on the other, with `taskset`) and unpinned (every process on every core, the method of the runs before). ' +
+  'Method changed on 2026-11-27: each workload is measured by two methods in the same interleaved rounds, pinned (the server under test, that is this process or the reference, on one core and the load generator on the other, with `taskset`; since 11:20Z the service\'s embedded Redis and store are on the generator\'s core, before on the service\'s) and unpinned (every process on every core, the method of the runs before). ' +
   'The rows held to the targets read the pinned rounds; the rows marked unpinned are comparable with the runs before (docs/benchmarks.md, "How the benchmarks measure" and "Feature flags: where the p99 comes from").'
 
 const MEMO_NOTE =
@@ -64,13 +64,15 @@ const MEMO_NOTE =
 
 async function main() {
   const stops: Array<() => Promise<void>> = []
-  // The embedded stores serve the service (lease refills, the cache's version check): pinned with it.
+  // The embedded stores serve the service (lease refills, the cache's version check) but are not it:
+  // pinned beside the load generator, so the service's core holds the service alone, as the
+  // reference's core holds the reference.
   const storePids: number[] = []
   const redisUrl = process.env.REDIS_URL ?? (await benchRedis().then((r) => (stops.push(() => r.child.stop()), storePids.push(r.child.proc.pid!), r.url)))
   const mongoUrl = process.env.MONGO_URL ?? (await benchMongo().then((m) => (stops.push(() => m.child.stop()), storePids.push(m.child.proc.pid!), m.url)))
   const cores = coreSplit()
   const method = cores.split
-    ? `pinned: the server under test (this process, its Redis and store; or the reference) on CPU ${cores.split.server}, the load generator on CPU ${cores.split.generator} (taskset), interleaved with unpinned rounds (every process on CPUs ${cores.split.all})`
+    ? `pinned: the server under test (this process, or the reference) on CPU ${cores.split.server}, the load generator (and the service's embedded Redis and store) on CPU ${cores.split.generator} (taskset), interleaved with unpinned rounds (every process on CPUs ${cores.split.all})`
     : `unpinned only (${cores.reason}): the server and the load generator share the cores`
   console.log(`method: ${method}`)
   try {
@@ -96,9 +98,10 @@ async function main() {
     const root = base.replace(/\/api\/v1$/, '')
     // Pinned sides set their cores before each round, unpinned ones give every process all of them back.
     // This process (not the reference servers and the generator it started) and the stores' process trees.
-    const ours = () => [process.pid, ...storePids.flatMap(processTree)]
-    const pin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.server, generator: cores.split.generator } : undefined)
-    const unpin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.all, generator: cores.split.all } : undefined)
+    const ours = () => [process.pid]
+    const stores = () => storePids.flatMap(processTree)
+    const pin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.server, generator: cores.split.generator, beside: stores } : undefined)
+    const unpin = (pids: () => number[]): Affinity | undefined => (cores.split ? { pids, server: cores.split.all, generator: cores.split.all, beside: stores } : undefined)
     const sides = (suffix: string, affinity: (pids: () => number[]) => Affinity | undefined) => [
       httpSide(`reference${suffix}`, { url: ref.url, requests }, { connections: 50, affinity: affinity(() => [ref.child.pid!]) }),
       httpSide(`evaluate${suffix}`, { url: root, requests }, { connections: 50, affinity: affinity(ours) }),

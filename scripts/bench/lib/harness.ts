@@ -273,6 +273,12 @@ export interface Affinity {
   pids: () => number[]
   server: string
   generator: string
+  /**
+   * Processes that serve the server under test without being it (its embedded Redis and store):
+   * given the generator's cores, so the server's core holds the server alone, as the reference's
+   * does (in production they run on other machines).
+   */
+  beside?: () => number[]
 }
 
 /** An HTTP side: successful answers per second under `connections` concurrent connections. */
@@ -284,7 +290,7 @@ export function httpSide(name: string, target: LoadTarget, opts: { connections: 
       const measured = opts.affinity && [...opts.affinity.pids(), loadGeneratorPid()]
       if (opts.affinity) {
         setAffinity(opts.affinity.pids(), opts.affinity.server)
-        setAffinity([loadGeneratorPid()], opts.affinity.generator)
+        setAffinity([loadGeneratorPid(), ...(opts.affinity.beside?.() ?? [])], opts.affinity.generator)
       }
       const others0 = measured && othersCpuMs(measured)
       const r = await runLoad(target, { connections: opts.connections, duration: seconds, timeout: opts.timeout })
