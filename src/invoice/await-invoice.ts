@@ -97,8 +97,10 @@ export async function awaitInvoicePdf(
     repair: async () => void (await requeueIfLost(platform, payload)),
   })
   if (outcome === undefined) {
-    // Timed out: give up, unless it was recorded at the last moment (then that record answers).
-    if (await giveUp(platform, rec, { status: 504, message: RENDER_TIMEOUT_MESSAGE })) {
+    // Timed out: give up, unless it was recorded at the last moment (then that record answers,
+    // read once more; a record that is still no outcome, which only an earlier version's open row
+    // could be, is a timeout all the same).
+    if (timeoutMs === 0 || (await giveUp(platform, rec, { status: 504, message: RENDER_TIMEOUT_MESSAGE }))) {
       await platform.queues.queue(QUEUE).remove(rec._id).catch(() => undefined)
       throw gatewayTimeout(RENDER_TIMEOUT_MESSAGE)
     }
