@@ -49,7 +49,8 @@ export async function renderNow(platform: Platform, kind: InvoiceRecord['kind'],
   try {
     await enqueueAwaited(platform, invoiceRenderContract, payload)
   } catch {
-    // The add may have reached Redis although its answer did not: the record decides.
+    // The add may have reached Redis although its answer did not: the record decides. If even that
+    // write fails (MongoDB down too), 503 all the same: the sweep settles the hold.
     if (await giveUp(platform, { ...rec, request }, { status: 503, message: 'Service temporarily unavailable, please retry' }).catch(() => true)) throw unavailable()
   }
   return awaitInvoicePdf(platform, { ...rec, request }, payload, platform.config.RENDER_TIMEOUT_MS, settled)

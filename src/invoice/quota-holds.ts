@@ -16,8 +16,8 @@ import { getInvoice, invoices, recordFailed, releaseIfFailed } from './store/inv
 import { RENDER_TIMEOUT_MESSAGE } from './await-invoice.ts'
 import { cancelHold, confirmHold, staleHolds, type QuotaHold } from './store/quota-store.ts'
 
-/** Is what the hold pays for recorded whole (then it stays charged)? */
-async function recorded(platform: Platform, hold: QuotaHold): Promise<boolean> {
+/** Is the batch the hold pays for recorded whole (then it stays charged)? */
+async function batchRecordedWhole(platform: Platform, hold: QuotaHold): Promise<boolean> {
   const batch = await batches(platform.db).findOne({ _id: hold.id }, { projection: { total: 1 } })
   if (!batch) return false
   const c = await rowCounts(platform.db, hold.id)
@@ -64,7 +64,7 @@ export async function settleStaleHolds(platform: Platform, cutoff: Date): Promis
       if (await confirmHold(platform.db, accountId, period, hold.id)) confirmed++
       continue
     }
-    if (await recorded(platform, hold)) {
+    if (await batchRecordedWhole(platform, hold)) {
       await ensureWatcher(platform, hold.id)
       if (await confirmHold(platform.db, accountId, period, hold.id)) confirmed++
       continue

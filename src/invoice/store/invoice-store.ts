@@ -79,7 +79,7 @@ export interface InvoiceRecord {
 }
 
 /** Demo invoices are kept an hour, the others 30 days (then the retention job removes them). */
-export const expiresAt = (kind: InvoiceKind, createdAt: Date) => new Date(createdAt.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000))
+const expiresAt = (kind: InvoiceKind, createdAt: Date) => new Date(createdAt.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000))
 
 /**
  * Record a rendered single or demo invoice with its PDF, charged when it has a period. False when
@@ -109,7 +109,7 @@ export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, render
 export async function recordFailed(db: Db, rec: InvoiceRecord, error: { status: number; message: string }): Promise<boolean> {
   const now = clock.now()
   const inserted = await insertOnce(db, { ...rec, status: 'failed', charged: rec.period !== null, error, updated_at: now, expires_at: expiresAt(rec.kind, rec.created_at) })
-  if (inserted) await releaseIfFailed(db, rec._id)
+  if (inserted && rec.period !== null) await releaseIfFailed(db, rec._id)
   return inserted
 }
 

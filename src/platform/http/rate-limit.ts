@@ -74,8 +74,8 @@ export function createLeasedLimiter(
 ): LeasedLimiter {
   const prefix = `${keyPrefix(opts)}:lease:`
   const lease = Math.max(1, Math.min(opts.points, opts.lease ?? Math.floor(opts.points / 20)))
-  /** Points left when the next lease is asked for ahead of need (0: only once spent). */
-  const refillAt = lease >= 4 ? Math.floor(lease / 4) : 0
+  /** Points left when the next lease is asked for ahead of need (0, for leases under 4: only once spent). */
+  const refillAt = Math.floor(lease / 4)
   const windowMs = opts.durationSec * 1000
   const maxKeys = opts.maxKeys ?? 10_000
   const states = new Map<string, LeaseState>()
