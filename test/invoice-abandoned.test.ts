@@ -127,4 +127,33 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     await queuesIdle(sys, [invoicesAbandonedJob.queue])
     assert.equal(await usage(), 4, 'idempotent')
   })
+
+  it('a failed invoice whose writer died before giving the unit back: the sweep gives it back, once, and settles the hold', async () => {
+    const email = 'abandoned-failed@example.com'
+    const key = (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
+    const accountId = (await sys.platform.db.collection('accounts').findOne({ email }))!._id as unknown as string
+    const db = sys.platform.db
+    const period = monthKey(clock.now())
+    const id = randomId()
+    clock.setNow(new Date(Date.now() - 60_000)) // older than the 11 s cutoff
+    try {
+      assert.ok(await reserve(db, accountId, period, 5, 1, { id, kind: 'invoice' }))
+      // What recordFailed leaves when its process dies between the insert and the release.
+      await invoices(db, id).insertOne({
+        _id: id, account_id: accountId, kind: 'single', status: 'failed', period, charged: true, error: { status: 503, message: 'x' },
+        created_at: clock.now(), updated_at: clock.now(), expires_at: new Date(clock.nowMs() + 86_400_000),
+      })
+    } finally {
+      clock.reset()
+    }
+    const usage = async () => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
+    assert.equal(await usage(), 1)
+    for (const jobId of ['failed-now', 'failed-again']) {
+      await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: `${jobId}-${id}` })
+      await queuesIdle(sys, [invoicesAbandonedJob.queue])
+      assert.equal(await usage(), 0, jobId)
+    }
+    assert.equal((await getInvoice(db, id))?.charged, false)
+    assert.equal(await confirmHold(db, accountId, period, id), false, 'its hold is settled')
+  })
 })

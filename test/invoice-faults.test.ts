@@ -249,6 +249,10 @@ describe('invoice faults', function () {
       assert.ok(res.headers.get('retry-after'))
       assert.ok(Date.now() - started < 15_000, 'fails fast instead of hanging')
       assert.deepEqual((await get(`${sys.url.invoice}/usage`, { key })).json, { plan: 'free', invoices_this_month: 1, monthly_limit: 5, remaining: 4 })
+      // Recorded failed, not charged: a render of it, had the add reached Redis after all, is not kept.
+      const acct = (await findAccountByKey(sys.platform.db, 'invoice', key))!
+      const given = await invoiceSlots(sys.platform.db).findAll({ account_id: acct._id, status: 'failed' })
+      assert.deepEqual(given.map((d) => [d.charged, d.error?.status]), [[false, 503]])
       const demo = await post(`${sys.url.invoice}/demo-invoice`, { items: [{ description: 'down', quantity: 1, unit_price: 1 }] })
       assert.equal(demo.status, 503, demo.text)
 

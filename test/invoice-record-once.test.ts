@@ -7,10 +7,12 @@ import assert from 'node:assert/strict'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { renderAndRecord } from '../src/invoice/pdf/render-invoice.ts'
-import { giveUp } from '../src/invoice/await-invoice.ts'
+import { awaitInvoicePdf, giveUp } from '../src/invoice/await-invoice.ts'
+import type { HttpError } from '../src/platform/http/errors.ts'
+import { Job } from 'bullmq'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
-import { getInvoice, insertInvoice, invoiceSlots, recordDone } from '../src/invoice/store/invoice-store.ts'
+import { getInvoice, insertInvoice, invoices, invoiceSlots, recordDone, releaseIfFailed } from '../src/invoice/store/invoice-store.ts'
 import { reserve, type UsageDoc } from '../src/invoice/store/quota-store.ts'
 import { enqueue } from '../src/platform/queue/job.ts'
 import { get, post } from './helpers/http.ts'
@@ -75,13 +77,29 @@ describe('invoice: a single invoice recorded once, with its PDF', function () {
     const id = randomId()
     assert.ok(await reserve(sys.platform.db, accountId, period, 5, 1, { id, kind: 'invoice' }))
     const rec = { _id: id, account_id: accountId, kind: 'single' as const, period, created_at: clock.now(), request: request('Twice') }
-    const job = await renderQueue().add('twice', { invoice_id: id }, { jobId: `twice-${id}` })
+    // A job object to hand the wake payload to, not added to the queue (the workers would take it).
+    const job = new Job(renderQueue(), invoiceRenderContract.queue, { invoice_id: id }, {}, id)
     const results = await Promise.all([0, 1].map(() => renderAndRecord(sys.platform, job, rec, { finalAttempt: true, threads: 1 })))
     assert.deepEqual(results.map((r) => r.state).sort(), ['done', 'skipped'])
     assert.equal(await invoiceSlots(sys.platform.db).countDocuments({ account_id: accountId }), 1)
     assert.equal((await getInvoice(sys.platform.db, id))?.status, 'done')
     assert.deepEqual(await counter(accountId), { count: 1, holds: 1 }, 'charged once (the hold is the waiting request’s to confirm)')
-    await renderQueue().remove(job.id!)
+  })
+
+  it('a failed record whose writer died before giving the unit back: the waiter answers its error and gives the unit back, once', async () => {
+    const { accountId } = await signup('record-failed')
+    const id = randomId()
+    assert.ok(await reserve(sys.platform.db, accountId, period, 5, 1, { id, kind: 'invoice' }))
+    const rec = { _id: id, account_id: accountId, kind: 'single' as const, period, created_at: clock.now(), request: request('Failed') }
+    // What recordFailed leaves when its process dies between the insert and the release.
+    await invoices(sys.platform.db, id).insertOne({ ...rec, status: 'failed', charged: true, error: { status: 400, message: 'bad logo' }, updated_at: clock.now(), expires_at: new Date(clock.nowMs() + 86_400_000) })
+    const payload = { invoice_id: id, request: rec.request, record: { account_id: accountId, kind: 'single' as const, period, created_at: rec.created_at.toISOString() } }
+    await assert.rejects(awaitInvoicePdf(sys.platform, rec, payload, 5_000), (err: HttpError) => err.status === 400 && err.message === 'bad logo')
+    assert.equal((await getInvoice(sys.platform.db, id))?.charged, false)
+    await until('the hold confirmed', async () => (await counter(accountId)).holds === 0)
+    assert.deepEqual(await counter(accountId), { count: 0, holds: 0 })
+    await releaseIfFailed(sys.platform.db, id) // the writer, come back, tries too: nothing more is given back
+    assert.deepEqual(await counter(accountId), { count: 0, holds: 0 }, 'given back once, not twice')
   })
 
   it('given up first (timeout), a late render is not kept and the unit is back; given up last, the render stands', async () => {

@@ -88,6 +88,15 @@ describe('platform: leased rate limit', () => {
     assert.equal([...ra, ...rb].filter((s) => s === 429).length, 30)
   })
 
+  it('two replicas asking for leases ahead of need still admit exactly the limit together', async () => {
+    const a = limiter(await connect(), { points: 40, lease: 8 })
+    const b = limiter(await connect(), { points: 40, lease: 8 })
+    const [ra, rb] = await Promise.all([outcomes(a, 'k', 60), outcomes(b, 'k', 60)])
+    const all = [...ra, ...rb]
+    assert.equal(all.filter((s) => s === 200).length, 40)
+    assert.equal(all.filter((s) => s === 429).length, 80)
+  })
+
   it('takes points from Redis in blocks: a few requests cost one lease', async () => {
     const redis = await connect()
     const l = limiter(redis, { lease: 3 })
