@@ -7,7 +7,7 @@ import { onJobProcessed } from '../queue/workers.ts'
 import { RequestHistogram } from './request-histogram.ts'
 
 export const registry = new Registry()
-collectDefaultMetrics({ register: registry })
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
 
 // Invoice requests wait for their render, so HTTP buckets reach the render timeout (30 s).
 const httpDuration = new RequestHistogram(
