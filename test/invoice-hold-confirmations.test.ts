@@ -75,6 +75,22 @@ describe('invoice quota: deferred hold confirmations', function () {
     assert.deepEqual(await holdsOf(account), { ids: [], n: 0, count: 3 })
   })
 
+  it('a hold said to be recorded twice is confirmed once: holds_n stays exact, by reservation and by flush', async () => {
+    const account = randomId()
+    const c = new HoldConfirmations(sys.platform.db, 60_000)
+    const [a, b, d] = [randomId(), randomId(), randomId()]
+    assert.equal(await c.reserve(account, period, 10, hold(a)), true)
+    assert.equal(await c.reserve(account, period, 10, hold(b)), true)
+    c.later(account, period, a)
+    c.later(account, period, a)
+    assert.equal(await c.reserve(account, period, 10, hold(d)), true)
+    assert.deepEqual(await holdsOf(account), { ids: [b, d].sort(), n: 2, count: 3 }, 'a confirmed by the reservation, counted once')
+    c.later(account, period, b)
+    c.later(account, period, b)
+    await c.flush()
+    assert.deepEqual(await holdsOf(account), { ids: [d], n: 1, count: 3 }, 'b confirmed by the flush, counted once')
+  })
+
   it('MongoDB unreachable at the flush: no error escapes, the hold stays for the sweep', async () => {
     const account = randomId()
     const id = randomId()

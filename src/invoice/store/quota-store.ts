@@ -100,6 +100,7 @@ export async function reserveConfirming(
   hold: { id: string; kind: QuotaHold['kind'] },
   confirm: string[],
 ): Promise<{ reserved: boolean; confirmed: boolean }> {
+  confirm = distinct(confirm)
   if (confirm.length) {
     const r = await usage(db).updateOne({ _id: idOf(accountId, period), count: { $lte: limit - 1 }, ...stillHeld(confirm) }, takeUnits(1, hold, confirm))
     if (r.modifiedCount === 1) return { reserved: true, confirmed: true }
@@ -107,11 +108,14 @@ export async function reserveConfirming(
   return { reserved: await reserve(db, accountId, period, limit, 1, hold), confirmed: false }
 }
 
+// holds_n moves by the number of ids: an id given twice must count once, as the $unset does.
+const distinct = (ids: string[]) => (ids.length < 2 ? ids : [...new Set(ids)])
 const stillHeld = (ids: string[]) => Object.fromEntries(ids.map((id) => [`holds.${id}`, { $exists: true }]))
 const unsetHolds = (ids: string[]): Record<string, ''> => Object.fromEntries(ids.map((id) => [`holds.${id}`, '' as const]))
 
 /** The holds' invoices or batches are recorded: their units stay charged. All of them, or none (false: one was given back or confirmed already). */
 export async function confirmHolds(db: Db, accountId: string, period: string, holdIds: string[]): Promise<boolean> {
+  holdIds = distinct(holdIds)
   const r = await usage(db).updateOne({ _id: idOf(accountId, period), ...stillHeld(holdIds) }, { $unset: unsetHolds(holdIds), $inc: { holds_n: -holdIds.length } })
   return r.modifiedCount === 1
 }
