@@ -119,7 +119,7 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     assert.deepEqual([lost?.status, lost?.charged, lost?.error?.status], ['failed', false, 504])
     assert.equal(await confirmHold(db, accountId, period, lostInvoice), false, 'its hold is settled')
     const late = { _id: lostInvoice, account_id: accountId, kind: 'single' as const, period, created_at: clock.now() }
-    assert.equal(await recordDone(db, late, Buffer.from('%PDF-late'), 1), false, 'a late render is refused')
+    assert.equal(await recordDone(db, late, Buffer.from('%PDF-late'), 1, 30), false, 'a late render is refused')
     assert.equal((await getInvoice(db, lostInvoice))?.status, 'failed')
     assert.equal(await cancelHold(db, accountId, period, wholeBatch), false, 'a confirmed hold is never given back')
 

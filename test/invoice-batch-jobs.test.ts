@@ -3,7 +3,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { startSystem, type TestSystem } from './helpers/system.ts'
-import { invoiceSlots } from '../src/invoice/store/invoice-store.ts'
+import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { pdfSlots } from '../src/invoice/store/pdf-store.ts'
 import { call, get, post } from './helpers/http.ts'
 import { clock } from '../src/platform/clock.ts'
@@ -130,6 +130,8 @@ describe('invoices-expire: retention of stored invoices, batches and keys', () =
     const batchPdfs = () => pdfSlots(sys.platform.db).countDocuments({ batch_id: res.json.batch_id })
     assert.equal(await count(), 4)
     assert.equal(await batchPdfs(), 2)
+    const stored = (await getInvoice(sys.platform.db, single.headers.get('x-invoice-id')!))!
+    assert.equal(stored.expires_at.getTime() - stored.created_at.getTime(), 2 * 86_400_000, "a single invoice's expires_at follows the retention setting")
 
     clock.advance(2 * 3_600_000)
     assert.equal((await runExpire()).invoices, 1) // the demo invoice only

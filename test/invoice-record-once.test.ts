@@ -110,11 +110,11 @@ describe('invoice: a single invoice recorded once, with its PDF', function () {
     const timeout = { status: 504, message: 'timed out' }
 
     assert.equal(await giveUp(sys.platform, rec(early), timeout), true)
-    assert.equal(await recordDone(sys.platform.db, rec(early), Buffer.from('%PDF-late'), 1), false)
+    assert.equal(await recordDone(sys.platform.db, rec(early), Buffer.from('%PDF-late'), 1, 30), false)
     const failed = await getInvoice(sys.platform.db, early)
     assert.deepEqual([failed?.status, failed?.charged, failed?.pdf, failed?.error?.status], ['failed', false, undefined, 504])
 
-    assert.equal(await recordDone(sys.platform.db, rec(late), Buffer.from('%PDF-first'), 1), true)
+    assert.equal(await recordDone(sys.platform.db, rec(late), Buffer.from('%PDF-first'), 1, 30), true)
     assert.equal(await giveUp(sys.platform, rec(late), timeout), false, 'recorded meanwhile: that record stands')
     const done = await getInvoice(sys.platform.db, late)
     assert.deepEqual([done?.status, done?.charged], ['done', true])

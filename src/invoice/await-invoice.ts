@@ -51,7 +51,7 @@ async function recorded(platform: Platform, id: string): Promise<Outcome | undef
  * worker): that record stands, and its reader confirms the hold.
  */
 export async function giveUp(platform: Platform, rec: InvoiceRecord, error: { status: number; message: string }): Promise<boolean> {
-  if (!(await recordFailed(platform.db, rec, error))) return false
+  if (!(await recordFailed(platform.db, rec, error, platform.config.INVOICE_RETENTION_DAYS))) return false
   confirmLater(platform, rec)
   return true
 }

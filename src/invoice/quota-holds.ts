@@ -32,7 +32,7 @@ async function recordAbandoned(platform: Platform, accountId: string, period: st
   const doc = await getInvoice(platform.db, hold.id)
   if (!doc) {
     const rec = { _id: hold.id, account_id: accountId, kind: 'single' as const, period, created_at: hold.at }
-    if (!(await recordFailed(platform.db, rec, { status: 504, message: RENDER_TIMEOUT_MESSAGE }))) return false
+    if (!(await recordFailed(platform.db, rec, { status: 504, message: RENDER_TIMEOUT_MESSAGE }, platform.config.INVOICE_RETENTION_DAYS))) return false
     logger.warn({ accountId, hold: hold.id }, 'quota hold of an invoice that was never recorded: recorded failed, unit given back')
     return true
   }

@@ -28,15 +28,15 @@ export async function renderAndRecord(
 ): Promise<{ state: string; bytes?: number; worker?: string }> {
   try {
     const { pdf, renderMs } = await renderRequest(platform, rec.request, opts.threads)
-    if (!(await recordDone(platform.db, rec, pdf, renderMs))) return { state: 'skipped' }
+    if (!(await recordDone(platform.db, rec, pdf, renderMs, platform.config.INVOICE_RETENTION_DAYS))) return { state: 'skipped' }
     wakeWith(job, pdf) // the waiting request answers with it, without reading it back
     return { state: 'done', bytes: pdf.length, worker: workerName }
   } catch (err) {
     if (isBadInput(err)) {
-      await recordFailed(platform.db, rec, { status: 400, message: err.message })
+      await recordFailed(platform.db, rec, { status: 400, message: err.message }, platform.config.INVOICE_RETENTION_DAYS)
       throw new PermanentJobError(err.message)
     }
-    if (opts.finalAttempt) await recordFailed(platform.db, rec, RENDER_FAILED)
+    if (opts.finalAttempt) await recordFailed(platform.db, rec, RENDER_FAILED, platform.config.INVOICE_RETENTION_DAYS)
     throw err
   }
 }

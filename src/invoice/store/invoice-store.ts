@@ -78,15 +78,19 @@ export interface InvoiceRecord {
   request?: InvoiceRequest
 }
 
-/** Demo invoices are kept an hour, the others 30 days (then the retention job removes them). */
-const expiresAt = (kind: InvoiceKind, createdAt: Date) => new Date(createdAt.getTime() + (kind === 'demo' ? 3_600_000 : 30 * 86_400_000))
+/**
+ * Demo invoices are kept an hour, the others INVOICE_RETENTION_DAYS (then the retention job removes
+ * them: demo ones by this field, the others by `created_at`, so a changed setting applies to all).
+ */
+const expiresAt = (kind: InvoiceKind, createdAt: Date, retentionDays: number) =>
+  new Date(createdAt.getTime() + (kind === 'demo' ? 3_600_000 : retentionDays * 86_400_000))
 
 /**
  * Record a rendered single or demo invoice with its PDF, charged when it has a period. False when
  * the invoice is recorded already: given up on (a tombstone) or rendered twice (a job put back
  * after Redis lost it while a worker was still rendering it); the first record stands.
  */
-export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, renderMs: number): Promise<boolean> {
+export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, renderMs: number, retentionDays: number): Promise<boolean> {
   const now = clock.now()
   return insertOnce(db, {
     ...rec,
@@ -96,7 +100,7 @@ export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, render
     size_bytes: pdf.length,
     render_ms: Math.round(renderMs),
     updated_at: now,
-    expires_at: expiresAt(rec.kind, rec.created_at),
+    expires_at: expiresAt(rec.kind, rec.created_at, retentionDays),
   })
 }
 
@@ -106,9 +110,9 @@ export async function recordDone(db: Db, rec: InvoiceRecord, pdf: Buffer, render
  * when it is recorded already, done or failed: then that record is the outcome. Either way the
  * invoice is recorded, so its hold is confirmed like a rendered one's.
  */
-export async function recordFailed(db: Db, rec: InvoiceRecord, error: { status: number; message: string }): Promise<boolean> {
+export async function recordFailed(db: Db, rec: InvoiceRecord, error: { status: number; message: string }, retentionDays: number): Promise<boolean> {
   const now = clock.now()
-  const inserted = await insertOnce(db, { ...rec, status: 'failed', charged: rec.period !== null, error, updated_at: now, expires_at: expiresAt(rec.kind, rec.created_at) })
+  const inserted = await insertOnce(db, { ...rec, status: 'failed', charged: rec.period !== null, error, updated_at: now, expires_at: expiresAt(rec.kind, rec.created_at, retentionDays) })
   if (inserted && rec.period !== null) await releaseIfFailed(db, rec._id)
   return inserted
 }
