@@ -1,5 +1,5 @@
 // The domain counters on /metrics: flag evaluations by reason, and webhook forward attempts by
-// outcome (success, http_error, dead_lettered), counted once per attempt.
+// outcome (success, http_error, dead_lettered), counted once per attempt; and the event-loop lag.
 import assert from 'node:assert/strict'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { get, post } from './helpers/http.ts'
@@ -34,6 +34,21 @@ describe('ops: domain metrics', () => {
       const label = `reason="${reason}"`
       assert.equal(sample(after, 'flag_evaluations_total', label) - sample(before, 'flag_evaluations_total', label), 1, reason)
     }
+  })
+
+  it('reports the event-loop lag without its 100 ms sampling interval, and a stall in full (docs/operations.md, "Metrics")', async () => {
+    const gaugeOf = (text: string, name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1])
+    await metricsText() // a scrape starts the next window of the lag histogram
+    await new Promise((r) => setTimeout(r, 450))
+    const idle = gaugeOf(await metricsText(), 'nodejs_eventloop_lag_p50_seconds')
+    // Node's histogram holds the time between samples (≥ 100 ms); the interval is taken off.
+    assert.ok(idle >= 0 && idle < 0.09, `idle lag p50 ${idle} s`)
+    await new Promise((r) => setTimeout(r, 150)) // a sample in this window before the stall
+    const end = Date.now() + 300
+    while (Date.now() < end); // the service runs in this process: its loop stalls too
+    await new Promise((r) => setTimeout(r, 250))
+    const max = gaugeOf(await metricsText(), 'nodejs_eventloop_lag_max_seconds')
+    assert.ok(max >= 0.2 && max < 5, `lag max ${max} s after a 300 ms stall`)
   })
 
   it('counts forward attempts by outcome, and the dead letter', async () => {

@@ -4,10 +4,13 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import { onRequestDone, type FinishedRequest } from '../http/app.ts'
 import { onJobProcessed } from '../queue/workers.ts'
+import { registerLoopLag } from './loop-lag.ts'
 import { RequestHistogram } from './request-histogram.ts'
 
 export const registry = new Registry()
-collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
+// prom-client's lag sampler is left to wake once a second and its gauges are replaced (loop-lag.ts).
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 })
+registerLoopLag(registry)
 
 // Invoice requests wait for their render, so HTTP buckets reach the render timeout (30 s).
 const httpDuration = new RequestHistogram(
