@@ -39,7 +39,7 @@ export interface RenderCharge {
  * the invoice is recorded failed and its unit given back.
  */
 export async function renderNow(platform: Platform, kind: InvoiceRecord['kind'], charge: RenderCharge | null, request: InvoiceRequest, id = randomId()): Promise<Buffer> {
-  const rec: InvoiceRecord = { _id: id, account_id: charge?.accountId ?? null, kind, period: charge?.period ?? null, created_at: clock.now() }
+  const rec: InvoiceRecord = { _id: id, account_id: charge?.accountId ?? null, kind, period: charge?.period ?? null, created_at: clock.now(), request }
   const payload = {
     invoice_id: id,
     request,
@@ -51,9 +51,9 @@ export async function renderNow(platform: Platform, kind: InvoiceRecord['kind'],
   } catch {
     // The add may have reached Redis although its answer did not: the record decides. If even that
     // write fails (MongoDB down too), 503 all the same: the sweep settles the hold.
-    if (await giveUp(platform, { ...rec, request }, { status: 503, message: 'Service temporarily unavailable, please retry' }).catch(() => true)) throw unavailable()
+    if (await giveUp(platform, rec, { status: 503, message: 'Service temporarily unavailable, please retry' }).catch(() => true)) throw unavailable()
   }
-  return awaitInvoicePdf(platform, { ...rec, request }, payload, platform.config.RENDER_TIMEOUT_MS, settled)
+  return awaitInvoicePdf(platform, rec, payload, platform.config.RENDER_TIMEOUT_MS, settled)
 }
 
 export function invoiceRouter(platform: Platform): Router {

@@ -8,11 +8,11 @@
 import { createHistogram } from 'node:perf_hooks'
 import { Gauge, type Registry } from 'prom-client'
 
-export const LAG_SAMPLE_MS = 100
+const LAG_SAMPLE_MS = 100
 const SAMPLE_NS = BigInt(LAG_SAMPLE_MS) * 1_000_000n
 
 /** prom-client's lag metrics, which registerLoopLag replaces (removed from the registry first). */
-export const LAG_METRICS = ['', 'min_', 'max_', 'mean_', 'stddev_', 'p50_', 'p90_', 'p99_'].map((k) => `nodejs_eventloop_lag_${k}seconds`)
+const LAG_METRICS = ['', 'min_', 'max_', 'mean_', 'stddev_', 'p50_', 'p90_', 'p99_'].map((k) => `nodejs_eventloop_lag_${k}seconds`)
 
 export function registerLoopLag(registry: Registry): void {
   for (const name of LAG_METRICS) registry.removeSingleMetric(name)
