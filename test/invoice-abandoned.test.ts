@@ -10,10 +10,9 @@ import { clock, monthKey } from '../src/platform/clock.ts'
 import { enqueue } from '../src/platform/queue/job.ts'
 import { cancelHold, confirmHold, reserve } from '../src/invoice/store/quota-store.ts'
 import { batches } from '../src/invoice/batch/batch-store.ts'
-import { invoices } from '../src/invoice/store/invoice-store.ts'
+import { getInvoice, insertInvoice, invoices, recordDone } from '../src/invoice/store/invoice-store.ts'
 import { batchRowId } from '../src/invoice/store/slot-key.ts'
 import { invoiceBatchWatchContract } from '../src/invoice/job-contracts.ts'
-import { getInvoice, insertInvoice, recordDone } from '../src/invoice/store/invoice-store.ts'
 import { randomId } from '../src/platform/ids.ts'
 import { get, post } from './helpers/http.ts'
 import { queuesIdle, startSystem, type TestSystem } from './helpers/system.ts'
@@ -26,19 +25,25 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
   })
   after(async () => sys?.stop())
 
-  it('fails the old ones and gives their unit back; leaves recent ones and batch rows alone', async () => {
-    const key = (await post(`${sys.url.invoice}/signup`, { email: 'abandoned-sweep@example.com' })).json.api_key as string
-    const account = (await sys.platform.db.collection('accounts').findOne({ email: 'abandoned-sweep@example.com' }))!
-    const period = monthKey(clock.now())
+  /** A new account: its id, and how many invoices its usage says it has this month. */
+  const signup = async (email: string) => {
+    const key = (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
+    const accountId = (await sys.platform.db.collection('accounts').findOne({ email }))!._id as unknown as string
     const usage = async () => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
+    return { accountId, usage }
+  }
+
+  it('fails the old ones and gives their unit back; leaves recent ones and batch rows alone', async () => {
+    const { accountId, usage } = await signup('abandoned-sweep@example.com')
+    const period = monthKey(clock.now())
     const now = clock.nowMs()
     const record = async (kind: 'single' | 'batch', ageMs: number) => {
       const id = randomId()
-      assert.ok(await reserve(sys.platform.db, account._id as unknown as string, period, 5))
+      assert.ok(await reserve(sys.platform.db, accountId, period, 5))
       const created = new Date(now - ageMs)
       await insertInvoice(sys.platform.db, {
         _id: id,
-        account_id: account._id as unknown as string,
+        account_id: accountId,
         kind,
         ...(kind === 'batch' ? { batch_id: 'b-none', row: 0 } : {}),
         request: { items: [{ description: 'x', quantity: 1, unit_price: 1 }] } as never,
@@ -70,12 +75,9 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
   })
 
   it('settles the holds of requests that died: unrecorded units come back, recorded ones stay', async () => {
-    const email = 'abandoned-holds@example.com'
-    const key = (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
-    const accountId = (await sys.platform.db.collection('accounts').findOne({ email }))!._id as unknown as string
+    const { accountId, usage } = await signup('abandoned-holds@example.com')
     const db = sys.platform.db
     const period = monthKey(clock.now())
-    const usage = async () => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
     // Holds taken a minute ago (older than the 11 s cutoff), as a process killed at that moment left them.
     const hold = async (kind: 'invoice' | 'batch', n: number, ageMs = 60_000) => {
       const id = randomId()
@@ -129,9 +131,7 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
   })
 
   it('a failed invoice whose writer died before giving the unit back: the sweep gives it back, once, and settles the hold', async () => {
-    const email = 'abandoned-failed@example.com'
-    const key = (await post(`${sys.url.invoice}/signup`, { email })).json.api_key as string
-    const accountId = (await sys.platform.db.collection('accounts').findOne({ email }))!._id as unknown as string
+    const { accountId, usage } = await signup('abandoned-failed@example.com')
     const db = sys.platform.db
     const period = monthKey(clock.now())
     const id = randomId()
@@ -146,7 +146,6 @@ describe('invoices-abandoned: charged single invoices nobody waits for any more'
     } finally {
       clock.reset()
     }
-    const usage = async () => (await get(`${sys.url.invoice}/usage`, { key })).json.invoices_this_month as number
     assert.equal(await usage(), 1)
     for (const jobId of ['failed-now', 'failed-again']) {
       await enqueue(sys.platform, invoicesAbandonedJob, {}, { jobId: `${jobId}-${id}` })
