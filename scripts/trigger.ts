@@ -3,6 +3,7 @@
 // so a receiver (or `listen`) can be tried without the sender. Endpoints keep no signing secret
 // (the verify action takes it per call), so the secret is given here: --secret or
 // QUEUEWORKS_TRIGGER_SECRET. docs/webhooks.md, "trigger".
+import { hasDotSegment } from '../src/webhooks/forward/outbound.ts'
 import { parseCommandLine } from './command-line.ts'
 import { SecretError, SENDERS, type Sender } from './trigger/events.ts'
 import { NotCaptured, sendTestEvent } from './trigger/send.ts'
@@ -41,6 +42,9 @@ async function main() {
   const secret = values.secret ?? process.env.QUEUEWORKS_TRIGGER_SECRET
   if (!secret) fail(2, 'a signing secret is required: --secret S or QUEUEWORKS_TRIGGER_SECRET (the one your receiver verifies with)')
   if (values.path !== undefined && !/^\/[\x21-\x7e]*$/.test(values.path)) fail(2, `--path must start with / and hold no spaces (got ${JSON.stringify(values.path)})`)
+  // fetch would resolve `..` (and a server might resolve `%2e%2e`) and send the event somewhere
+  // other than under /hook/<token>: refused as listen and forwarding refuse such captured paths.
+  if (values.path !== undefined && hasDotSegment(values.path)) fail(2, `--path must not hold . or .. segments, in any encoding (got ${JSON.stringify(values.path)})`)
   const api = (values.api ?? process.env.WEBHOOKS_URL ?? 'http://localhost:3003').replace(/\/+$/, '')
 
   try {

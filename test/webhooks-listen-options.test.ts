@@ -17,6 +17,7 @@ import { BIN, runCli } from './helpers/cli.ts'
 import { parseConcurrency } from '../scripts/listen/args.ts'
 import { parseHeaderOption } from '../scripts/listen/deliver.ts'
 import { headerFilter, methodFilter, pathFilter } from '../scripts/listen/filters.ts'
+import { hasDotSegment } from '../src/webhooks/forward/outbound.ts'
 import { SecretError } from '../scripts/trigger/events.ts'
 import { NotCaptured, sendTestEvent } from '../scripts/trigger/send.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor } from './helpers/webhooks.ts'
@@ -44,10 +45,19 @@ describe('webhooks: listen options and trigger (tmux)', function () {
 
   it('refuses bad option values with exit 2 and the reason', async () => {
     // The CLI's exit code, once per command (each start costs a process); the checks behind it in-process.
-    const [many, noSecret] = await Promise.all([
+    const [many, noSecret, climb, climbEncoded] = await Promise.all([
       runCli(['listen', 'tok', '--forward-to', 'http://127.0.0.1:9/x', '--key', 'wv_x', '--api', sys.root.webhooks, '--concurrency', '17']),
       runCli(['trigger', 'stripe', '--endpoint', 'tok', '--api', sys.root.webhooks], { QUEUEWORKS_TRIGGER_SECRET: '' }),
+      runCli(['trigger', 'stripe', '--endpoint', 'tok', '--secret', 'whsec_x', '--api', sys.root.webhooks, '--path', '/../../api/v1/signup']),
+      runCli(['trigger', 'stripe', '--endpoint', 'tok', '--secret', 'whsec_x', '--api', sys.root.webhooks, '--path', '/%2e%2E/%252e%252e/api/v1/signup']),
     ])
+    for (const r of [climb, climbEncoded]) {
+      assert.equal(r.code, 2, r.err)
+      assert.match(r.err, /--path must not hold \. or \.\. segments, in any encoding/)
+      assert.doesNotMatch(r.out, /Sent /)
+    }
+    for (const p of ['/..', '/a/./b', '/a/..;x/b', '/a\\..\\b', '/%2e', '/a/%252E%252e/b']) assert.equal(hasDotSegment(p), true, p)
+    for (const p of ['/', '/github/push', '/a..b/.well-known', '/...', '/a%2fb']) assert.equal(hasDotSegment(p), false, p)
     assert.equal(many.code, 2, many.err)
     assert.match(many.err, /--concurrency must be an integer from 1 to 16 \(got "17"\)/)
     assert.equal(noSecret.code, 2, noSecret.err)

@@ -1,10 +1,13 @@
 // Where `listen` remembers, per endpoint and local target, the last capture it delivered, so a
 // restart delivers what arrived meanwhile (docs/webhooks.md, "listen CLI"). One small JSON file
 // for every endpoint and target of the user; written whole to a temporary name and renamed, so a
-// kill mid-write leaves the previous version, never half a file.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+// kill mid-write leaves the previous version, never half a file. The temporary file gets a random
+// name and is created exclusively (O_EXCL, O_NOFOLLOW): a name planted beforehand in the state
+// folder — a symlink to a file elsewhere — makes the open fail instead of writing through it.
+import { randomBytes } from 'node:crypto'
+import { closeSync, constants, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 
 export interface Remembered {
   last_id: number
@@ -44,7 +47,15 @@ export function remember(file: string, key: string, id: number): void {
   if ((all[key]?.last_id ?? 0) >= id) return
   all[key] = { last_id: id, at: new Date().toISOString() }
   mkdirSync(dirname(file), { recursive: true })
-  const tmp = `${file}.${process.pid}.tmp`
-  writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`)
+  const tmp = join(dirname(file), `.${basename(file)}.${randomBytes(8).toString('hex')}.tmp`)
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+  try {
+    writeFileSync(fd, `${JSON.stringify(all, null, 2)}\n`)
+  } catch (err) {
+    closeSync(fd)
+    rmSync(tmp, { force: true })
+    throw err
+  }
+  closeSync(fd)
   renameSync(tmp, file)
 }

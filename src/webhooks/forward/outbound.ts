@@ -48,21 +48,28 @@ export class SubPathEscapeError extends Error {
  * URL on purpose: what one parser keeps as data another resolves.
  */
 export function climbsAboveRoot(subPath: string): boolean {
-  let s = subPath
-  for (let i = 0; i < 8; i++) {
-    const next = s.replace(/%(2e|2f|5c|25)/gi, (m) => decodeURIComponent(m))
-    if (next === s) break
-    s = next
-  }
   let depth = 0
-  for (const raw of s.replace(/\\/g, '/').split('/')) {
-    const seg = raw.split(';')[0]!
+  for (const seg of pathSegments(subPath)) {
     if (seg === '' || seg === '.') continue
     if (seg === '..') {
       if (--depth < 0) return true
     } else depth++
   }
   return false
+}
+
+/** Whether any segment of `subPath`, read as climbsAboveRoot reads it, is `.` or `..`. */
+export const hasDotSegment = (subPath: string): boolean => pathSegments(subPath).some((seg) => seg === '.' || seg === '..')
+
+/** The segments as a lenient server would see them: escapes of `.`, `/`, `\` and `%` decoded repeatedly, `\` as `/`, `;params` dropped. */
+function pathSegments(subPath: string): string[] {
+  let s = subPath
+  for (let i = 0; i < 8; i++) {
+    const next = s.replace(/%(2e|2f|5c|25)/gi, (m) => decodeURIComponent(m))
+    if (next === s) break
+    s = next
+  }
+  return s.replace(/\\/g, '/').split('/').map((raw) => raw.split(';')[0]!)
 }
 
 /**
