@@ -11,7 +11,9 @@ import { runnableBlocks, runPage, type ShellBlock } from './helpers/docs-blocks.
 import { waitForExit } from './helpers/system.ts'
 
 const ROOT = process.cwd()
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+// DOCS_PAGES=README.md,docs/flags.md runs just those pages (while editing them).
+const ALL_PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+const PAGES = process.env.DOCS_PAGES ? ALL_PAGES.filter((p) => process.env.DOCS_PAGES!.split(',').includes(p)) : ALL_PAGES
 const PORTS = [3001, 3002, 3003]
 
 /** A working directory inside the clone (gitignored `.tmp/`), as a reader's terminal in it: files the examples write land there, `npm run` finds the package. */
