@@ -24,7 +24,7 @@ describe('platform: Redis behind Sentinel, through a failover', () => {
     sen = await startSentinel()
     sys = await startSystem({ env: { REDIS_URL: sen.url } })
     // Same data, but Redis named by the master's own address (what operators do;
-    // docs/operations.md, "Redis topologies").
+    // docs/redis.md, "Redis topologies").
     stale = await startSystem({
       services: ['invoice'],
       workers: false,

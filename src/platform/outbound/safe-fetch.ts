@@ -94,7 +94,7 @@ function once(url: URL, opts: SafeFetchOptions): Promise<SafeResponse> {
     // The deadline is checked after the event loop's next poll: in a process starved of CPU the
     // timer and the answer come due in the same loop turn, timers first, and an answer already
     // in the socket must not be thrown away as a timeout (the target acted on the request; a
-    // forward counted as failed is sent again). docs/operations.md, "Forwarding under overload".
+    // forward counted as failed is sent again). docs/redis.md, "Forwarding under overload".
     const timer = setTimeout(
       () => setImmediate(() => settled || req.destroy(new OutboundError('timeout', `no complete answer within ${opts.timeoutMs ?? 10_000} ms`))),
       opts.timeoutMs ?? 10_000,

@@ -1,6 +1,6 @@
 // The claim on one forward attempt: written to MongoDB before the request is sent, so a second run
 // of the same attempt — BullMQ re-runs a job whose lock expired while it was still working, which a
-// starved event loop causes (docs/operations.md, "Forwarding under overload") — waits for the
+// starved event loop causes (docs/redis.md, "Forwarding under overload") — waits for the
 // first run's record instead of sending again. The claim is a lease: a run that died holding it
 // is taken over once the lease has run out (forward timeout + margin), so a crash still delivers
 // (at least once). The claim is removed once the attempt is recorded; the record is the truth.
