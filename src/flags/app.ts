@@ -23,7 +23,7 @@ import { streamRouter } from './sdk/stream-routes.ts'
 import { flagSetRouter } from './sdk/flag-set-routes.ts'
 import { usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
 import { startUsageFlush } from './sdk/usage-counter.ts'
-import { usageRouter } from './usage-routes.ts'
+import { flagUsageRouter } from './usage-routes.ts'
 
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
@@ -39,7 +39,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), flagUsageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   const usageFlush = startUsageFlush(platform.db, platform.config.FLAGS_USAGE_FLUSH_MS)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))

@@ -11,7 +11,8 @@ import type { FlagCache } from './sdk/flag-cache.ts'
 import { flagsUsingSegment } from './store/flag-store.ts'
 import type { Condition } from './engine/operators.ts'
 import { SEGMENT_LIMITS, segmentLimit } from './plan-limits.ts'
-import { bumpVersion, getProject } from './store/project-store.ts'
+import { bumpVersion } from './store/project-store.ts'
+import { ownProject } from './own-project.ts'
 import { recordChange } from './changes/audit.ts'
 import { segmentState } from './changes/change-state.ts'
 import { projectPathSchema } from './flag-schema.ts'
@@ -25,11 +26,6 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
   const db = platform.db
   const auth = requireApiKey(platform, 'flags')
 
-  const ownProject = async (accountId: string, id: string) => {
-    const p = await getProject(db, accountId, id)
-    if (!p) throw notFound('Project not found')
-    return p
-  }
   const changed = async (projectId: string) => {
     await bumpVersion(db, projectId)
     await cache.changed(projectId)
@@ -37,14 +33,14 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = { segments: (await listSegments(db, p._id)).map(segmentView) }
   })
 
   router.post('/', auth, validate(createSegmentSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createSegmentSchema)
-    const p = await ownProject(account._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const create = () => createSegment(db, p._id, { ...body, conditions: body.conditions as Condition[] }, SEGMENT_LIMITS[account.plan])
     const r = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: body.name }, create, (r) => (r.ok ? segmentState(r.segment) : undefined))
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A segment named "${body.name}" already exists in this project`) : segmentLimit(account.plan)
@@ -55,7 +51,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/:name', auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const s = await getSegment(db, p._id, params.name)
     if (!s) throw notFound(SEGMENT_NOT_FOUND)
     ctx.body = segmentView(s)
@@ -63,7 +59,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.put('/:name', auth, validate(updateSegmentSchema), async (ctx) => {
     const { params, body } = input(ctx, updateSegmentSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     if (body.name !== undefined && body.name !== params.name) throw badRequest('name cannot be changed')
     const update = () => updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined })
     const s = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, update, segmentState)
@@ -74,7 +70,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.delete('/:name', auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const users = await flagsUsingSegment(db, p._id, params.name)
     if (users.length > 0) {
       throw new HttpError(409, `Segment "${params.name}" is used by ${users.length === 1 ? 'flag' : 'flags'}: ${users.join(', ')}`, {}, { flags: users })
