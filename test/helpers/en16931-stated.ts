@@ -1,5 +1,5 @@
 // What a received e-invoice states — currency, document totals BT-106…BT-115, each line's net amount
-// BT-131, the VAT breakdown — read by an XSLT of its own run with Saxon-HE, not by the service's
+// BT-131 and VAT category, the document level allowances and charges, the VAT breakdown — read by an XSLT of its own run with Saxon-HE, not by the service's
 // parser, so a test can compare the service's read with the document itself. The paths are those
 // of the EN 16931 syntax bindings (UBL 2.1, CII D16B), as the official rules use them.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -8,10 +8,20 @@ import { join } from 'node:path'
 import { saxonFolder, writeBatch } from './en16931-rules.ts'
 
 export interface StatedLine {
-  /** BT-126, BT-129, BT-131 as written. */
+  /** BT-126, BT-129, BT-131, BT-151, BT-152 as written. */
   id: string
   quantity: string
   net: string
+  category: string
+  rate: string
+}
+
+export interface StatedAdjustment {
+  /** A document level charge (BG-21) or allowance (BG-20): BT-99/92, BT-102/95, BT-103/96. */
+  charge: boolean
+  amount: string
+  category: string
+  rate: string
 }
 
 export interface StatedVat {
@@ -27,6 +37,7 @@ export interface Stated {
   /** BT-106…BT-115 by "BT-106" …, only those the document has. */
   totals: Record<string, string>
   lines: StatedLine[]
+  adjustments: StatedAdjustment[]
   vat: StatedVat[]
 }
 
@@ -65,7 +76,10 @@ const XSL = `<?xml version="1.0" encoding="UTF-8"?>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-114'"/><xsl:with-param name="node" select="$t/cbc:PayableRoundingAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-115'"/><xsl:with-param name="node" select="$t/cbc:PayableAmount"/></xsl:call-template>
     <xsl:for-each select="cac:InvoiceLine | cac:CreditNoteLine">
-      <xsl:call-template name="row"><xsl:with-param name="cells" select="('line', string(cbc:ID), string((cbc:InvoicedQuantity | cbc:CreditedQuantity)[1]), string(cbc:LineExtensionAmount))"/></xsl:call-template>
+      <xsl:call-template name="row"><xsl:with-param name="cells" select="('line', string(cbc:ID), string((cbc:InvoicedQuantity | cbc:CreditedQuantity)[1]), string(cbc:LineExtensionAmount), string(cac:Item/cac:ClassifiedTaxCategory/cbc:ID), string(cac:Item/cac:ClassifiedTaxCategory/cbc:Percent))"/></xsl:call-template>
+    </xsl:for-each>
+    <xsl:for-each select="cac:AllowanceCharge">
+      <xsl:call-template name="row"><xsl:with-param name="cells" select="('ac', string(cbc:ChargeIndicator), string(cbc:Amount), string(cac:TaxCategory/cbc:ID), string(cac:TaxCategory/cbc:Percent))"/></xsl:call-template>
     </xsl:for-each>
     <xsl:for-each select="cac:TaxTotal[cbc:TaxAmount/normalize-space(@currencyID) = $cur]/cac:TaxSubtotal">
       <xsl:call-template name="row"><xsl:with-param name="cells" select="('vat', string(cac:TaxCategory/cbc:ID), string(cac:TaxCategory/cbc:Percent), string(cbc:TaxableAmount), string(cbc:TaxAmount))"/></xsl:call-template>
@@ -91,7 +105,10 @@ const XSL = `<?xml version="1.0" encoding="UTF-8"?>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-114'"/><xsl:with-param name="node" select="$t/ram:RoundingAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-115'"/><xsl:with-param name="node" select="$t/ram:DuePayableAmount"/></xsl:call-template>
     <xsl:for-each select="rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem">
-      <xsl:call-template name="row"><xsl:with-param name="cells" select="('line', string(ram:AssociatedDocumentLineDocument/ram:LineID), string(ram:SpecifiedLineTradeDelivery/ram:BilledQuantity), string(ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount))"/></xsl:call-template>
+      <xsl:call-template name="row"><xsl:with-param name="cells" select="('line', string(ram:AssociatedDocumentLineDocument/ram:LineID), string(ram:SpecifiedLineTradeDelivery/ram:BilledQuantity), string(ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount), string(ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax/ram:CategoryCode), string(ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax/ram:RateApplicablePercent))"/></xsl:call-template>
+    </xsl:for-each>
+    <xsl:for-each select="$s/ram:SpecifiedTradeAllowanceCharge">
+      <xsl:call-template name="row"><xsl:with-param name="cells" select="('ac', string(ram:ChargeIndicator), string(ram:ActualAmount), string(ram:CategoryTradeTax/ram:CategoryCode), string(ram:CategoryTradeTax/ram:RateApplicablePercent))"/></xsl:call-template>
     </xsl:for-each>
     <xsl:for-each select="$s/ram:ApplicableTradeTax">
       <xsl:call-template name="row"><xsl:with-param name="cells" select="('vat', string(ram:CategoryCode), string(ram:RateApplicablePercent), string(ram:BasisAmount), string(ram:CalculatedAmount))"/></xsl:call-template>
@@ -112,13 +129,14 @@ export async function statedValues(documents: Map<string, Buffer | string>): Pro
     await saxonFolder(xsl, dir, output)
     const out = new Map<string, Stated>()
     for (const [file, name] of names) {
-      const stated: Stated = { currency: '', totals: {}, lines: [], vat: [] }
+      const stated: Stated = { currency: '', totals: {}, lines: [], adjustments: [], vat: [] }
       for (const row of readFileSync(join(output, file), 'utf8').split('\n').filter(Boolean)) {
         const [kind, ...c] = row.split('\t')
         if (kind === 'unknown') throw new Error(`${name}: neither UBL Invoice/CreditNote nor CII CrossIndustryInvoice`)
         if (kind === 'currency') stated.currency = c[0]!
         else if (kind === 'total') stated.totals[c[0]!] = c[1]!
-        else if (kind === 'line') stated.lines.push({ id: c[0]!, quantity: c[1]!, net: c[2]! })
+        else if (kind === 'line') stated.lines.push({ id: c[0]!, quantity: c[1]!, net: c[2]!, category: c[3]!, rate: c[4]! })
+        else if (kind === 'ac') stated.adjustments.push({ charge: c[0] === 'true', amount: c[1]!, category: c[2]!, rate: c[3]! })
         else if (kind === 'vat') stated.vat.push({ category: c[0]!, rate: c[1]!, taxable: c[2]!, tax: c[3]! })
       }
       out.set(name, stated)
