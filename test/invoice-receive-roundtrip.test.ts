@@ -175,3 +175,20 @@ describe('receiving e-invoices: a paid amount (BT-113)', () => {
     })
   }
 })
+
+describe('receiving e-invoices: an XRechnung Skonto term (BR-DE-18)', () => {
+  it('keeps its final line break through write → read → write, with no BR-DE-18 finding', async () => {
+    const terms = 'Zahlbar innerhalb 30 Tagen netto.\n#SKONTO#TAGE=7#PROZENT=2.00#\n'
+    const req = fullRequest({ format: 'xrechnung', payment: { ...fullRequest({}).payment, terms } })
+    const xml = (await renderEInvoice(invoiceBodySchema.parse(req), { today: TODAY })).toString('utf8')
+    const read = await readEInvoice(Buffer.from(xml), 'xml')
+    assert.equal(read.profile.rules, 'xrechnung')
+    assert.equal(read.stated.payment_terms, terms)
+    assert.equal(read.invoice.payment.terms, terms)
+    assert.deepEqual(read.findings.filter((f) => f.rule === 'BR-DE-18' || f.severity === 'error'), [])
+    assert.equal(await xmlOf(read.invoice, Buffer.alloc(0)), xml)
+    // Without the final line break the read says so.
+    const cut = await readEInvoice(Buffer.from(xml.replace('PROZENT=2.00#\n', 'PROZENT=2.00#').replace('PROZENT=2.00#&#10;', 'PROZENT=2.00#')), 'xml')
+    assert.ok(cut.findings.some((f) => f.rule === 'BR-DE-18' && f.bt === 'BT-20'), JSON.stringify(cut.findings))
+  })
+})

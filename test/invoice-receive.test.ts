@@ -96,11 +96,22 @@ describe('invoice API: receiving e-invoices', () => {
     assert.equal(await usage(), before + 1)
   })
 
-  it('a stated total that does not match the lines is a BR-CO finding', async () => {
+  it('a stated total that does not match the lines is a BR-CO finding; ?output=pdf still renders it (200), the stated total and the finding on the page', async () => {
     const xml = written.get('xrechnung')!.toString('utf8').replace(/<ram:GrandTotalAmount>([\d.]+)<\/ram:GrandTotalAmount>/, '<ram:GrandTotalAmount>1.00</ram:GrandTotalAmount>')
     const res = await read(xml, 'application/xml')
     assert.equal(res.status, 200, res.text)
-    assert.ok(res.json.findings.some((f: { rule: string }) => f.rule === 'BR-CO-15'), res.text)
+    const f = res.json.findings.find((x: { rule: string }) => x.rule === 'BR-CO-15')
+    assert.deepEqual(f && [f.severity, f.bt, f.stated, f.computed], ['error', 'BT-112', '1.00', '2006.42'], res.text)
+    assert.equal(res.json.stated.totals.BT112, '1.00')
+    const before = await usage()
+    const pdf = await call('POST', `${base}/einvoice/read?output=pdf`, { raw: xml, key, headers: { 'content-type': 'application/xml' } })
+    assert.equal(pdf.status, 200, pdf.text)
+    assert.match(pdf.headers.get('content-type')!, /^application\/pdf/)
+    const text = pdfText(pdf.body)
+    assert.match(text, /BR-CO-15/)
+    assert.match(text, /€1\.00/)
+    assert.match(text, /error finding/)
+    assert.equal(await usage(), before + 1)
   })
 
   it('XSD: an element the schema does not allow is an XSD finding (when the schemas are there)', async function () {

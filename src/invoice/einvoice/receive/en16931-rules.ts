@@ -130,7 +130,8 @@ export function en16931Findings({ stated, facts, request, profileId }: RuleInput
   const d = (k: keyof typeof t) => dec(t[k]) ?? 0n
   if (t.BT106 !== undefined && dec(t.BT106) !== undefined) compare('BR-CO-13', 'BT109', round2(d('BT106') - d('BT107') + d('BT108')), 'BT-106 − BT-107 + BT-108')
   if (t.BT109 !== undefined && dec(t.BT109) !== undefined) {
-    if (t.BT110 === undefined) add('BR-CO-15', 'The invoice total VAT amount (BT-110) in the invoice currency is missing, so BT-112 = BT-109 + BT-110 cannot hold', { bt: 'BT-110' })
+    // Without BT-110 the official rule holds when BT-112 = BT-109 (a document without VAT).
+    if (t.BT110 === undefined) compare('BR-CO-15', 'BT112', d('BT109'), 'BT-109 (the document states no BT-110)')
     else compare('BR-CO-15', 'BT112', round2(d('BT109') + d('BT110')), 'BT-109 + BT-110')
   }
   if (t.BT112 !== undefined && dec(t.BT112) !== undefined) {
@@ -140,10 +141,8 @@ export function en16931Findings({ stated, facts, request, profileId }: RuleInput
   }
   if (stated.vat_breakdown.length === 0) add('BR-CO-18', 'The document has no VAT breakdown (BG-23)', { bt: 'BG-23' })
   else if (t.BT110 !== undefined) compare('BR-CO-14', 'BT110', round2(sum(stated.vat_breakdown.map((v) => dec(v.tax)))), 'the sum of the VAT category tax amounts (BT-117)')
-  const due = dec(t.BT115)
-  if (due !== undefined && due > 0n && !facts.dueDate && !stated.payment_terms?.trim()) {
-    add('BR-CO-25', `The amount due for payment (BT-115) is ${t.BT115}, but there is neither a payment due date (BT-9) nor payment terms (BT-20)`, { bt: 'BT-9', stated: t.BT115 })
-  }
+  // BR-CO-25 (a positive amount due needs BT-9 or BT-20) is in the standard's text but not in the
+  // official schematron, which decides here: not checked.
 
   // VAT breakdown (BR-45…BR-48, BR-CO-17, BR-DEC-19/20).
   stated.vat_breakdown.forEach((v, i) => {

@@ -176,7 +176,7 @@ export function parseCii(doc: Json): ReceivedInvoice {
         BT108: text(sums, 'ChargeTotalAmount'),
         BT109: text(sums, 'TaxBasisTotalAmount'),
         BT110: bt110,
-        BT111: taxCurrency && taxCurrency !== currency ? amountIn(taxCurrency) : undefined,
+        BT111: taxCurrency ? amountIn(taxCurrency) : undefined,
         BT112: text(sums, 'GrandTotalAmount'),
         BT113: text(sums, 'TotalPrepaidAmount'),
         BT114: text(sums, 'RoundingAmount'),

@@ -151,7 +151,8 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
   const currency = text(doc, 'DocumentCurrencyCode')
   const taxCurrency = text(doc, 'TaxCurrencyCode')
   const inCurrency = taxTotals.find((t) => attr(t, 'TaxAmount', 'currencyID') === currency) ?? taxTotals[0]
-  const inTaxCurrency = taxCurrency ? taxTotals.find((t) => t !== inCurrency && attr(t, 'TaxAmount', 'currencyID') === taxCurrency) : undefined
+  // BT-111: the TaxTotal in the VAT accounting currency (the same one when BT-6 = BT-5).
+  const inTaxCurrency = taxCurrency ? (taxTotals.find((t) => t !== inCurrency && attr(t, 'TaxAmount', 'currencyID') === taxCurrency) ?? (taxCurrency === currency ? inCurrency : undefined)) : undefined
   const qty = credit ? 'CreditedQuantity' : 'InvoicedQuantity'
   const sellerTax = all(sellerParty, 'PartyTaxScheme')
   const buyerParty = all(doc, 'AccountingCustomerParty/Party')[0]
