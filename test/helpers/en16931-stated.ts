@@ -1,7 +1,9 @@
 // What a received e-invoice states — currency, document totals BT-106…BT-115, each line's net amount
 // BT-131 and VAT category, the document level allowances and charges, the VAT breakdown — read by an XSLT of its own run with Saxon-HE, not by the service's
 // parser, so a test can compare the service's read with the document itself. The paths are those
-// of the EN 16931 syntax bindings (UBL 2.1, CII D16B), as the official rules use them.
+// of the EN 16931 syntax bindings (UBL 2.1, CII D16B), as the official rules use them: BT-111 is the
+// tax total in the VAT accounting currency BT-6 whenever BT-6 is given — when BT-6 is BT-5, the
+// same element as BT-110 (which is how BR-53 finds it).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -68,7 +70,7 @@ const XSL = `<?xml version="1.0" encoding="UTF-8"?>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-108'"/><xsl:with-param name="node" select="$t/cbc:ChargeTotalAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-109'"/><xsl:with-param name="node" select="$t/cbc:TaxExclusiveAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-110'"/><xsl:with-param name="node" select="cac:TaxTotal/cbc:TaxAmount[normalize-space(@currencyID) = $cur]"/></xsl:call-template>
-    <xsl:if test="$taxcur != '' and $taxcur != $cur">
+    <xsl:if test="$taxcur != ''">
       <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-111'"/><xsl:with-param name="node" select="cac:TaxTotal/cbc:TaxAmount[normalize-space(@currencyID) = $taxcur]"/></xsl:call-template>
     </xsl:if>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-112'"/><xsl:with-param name="node" select="$t/cbc:TaxInclusiveAmount"/></xsl:call-template>
@@ -97,7 +99,7 @@ const XSL = `<?xml version="1.0" encoding="UTF-8"?>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-108'"/><xsl:with-param name="node" select="$t/ram:ChargeTotalAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-109'"/><xsl:with-param name="node" select="$t/ram:TaxBasisTotalAmount"/></xsl:call-template>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-110'"/><xsl:with-param name="node" select="($t/ram:TaxTotalAmount[normalize-space(@currencyID) = $cur], $t/ram:TaxTotalAmount[not(@currencyID)])"/></xsl:call-template>
-    <xsl:if test="$taxcur != '' and $taxcur != $cur">
+    <xsl:if test="$taxcur != ''">
       <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-111'"/><xsl:with-param name="node" select="$t/ram:TaxTotalAmount[normalize-space(@currencyID) = $taxcur]"/></xsl:call-template>
     </xsl:if>
     <xsl:call-template name="total"><xsl:with-param name="bt" select="'BT-112'"/><xsl:with-param name="node" select="$t/ram:GrandTotalAmount"/></xsl:call-template>
