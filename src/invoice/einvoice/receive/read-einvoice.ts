@@ -47,7 +47,7 @@ export async function readEInvoice(body: Buffer, kind: 'xml' | 'pdf', deadline =
   // The format a reply to /invoice writes again: the one the document came in (CII XML as XRechnung).
   received.request.format = source === 'cii' ? 'xrechnung' : source
   deadline.check('before the checks')
-  const ruleInput = { stated: received.stated, facts: received.facts, request: received.request, profileId: received.profileId, processId: received.processId }
+  const ruleInput = { syntax: received.syntax, stated: received.stated, facts: received.facts, request: received.request, profileId: received.profileId, processId: received.processId }
   const findings: Finding[] = [
     ...(await xsdFindings(xml, schema, deadline.left())),
     ...(known || received.profileId === undefined
