@@ -10,7 +10,9 @@ import type { ReadDeadline } from './read-deadline.ts'
 /** An e-invoice XML of 1,000 generous lines stays well below this. */
 export const MAX_XML_BYTES = 8 * 1024 * 1024
 
-/** The names the Factur-X, ZUGFeRD and XRechnung-in-PDF conventions give the invoice XML. */
+/** The names the Factur-X, ZUGFeRD and XRechnung-in-PDF conventions give the invoice XML, in the
+ *  order they are read: a PDF carrying factur-x.xml and the legacy ZUGFeRD-invoice.xml (ZUGFeRD 2
+ *  writers add both) is read from factur-x.xml. */
 const INVOICE_NAMES = ['factur-x.xml', 'zugferd-invoice.xml', 'xrechnung.xml', 'order-x.xml']
 
 const nameOf = (spec: PDFDict): string => {
@@ -18,7 +20,7 @@ const nameOf = (spec: PDFDict): string => {
   return n instanceof PDFString || n instanceof PDFHexString ? n.decodeText() : ''
 }
 
-export async function extractInvoiceXml(pdfBytes: Buffer, budget = new InflateBudget(), deadline?: ReadDeadline): Promise<string> {
+export async function extractInvoiceXml(pdfBytes: Buffer, budget = new InflateBudget(), deadline?: ReadDeadline): Promise<{ xml: string; name: string }> {
   if (!pdfBytes.subarray(0, 1024).includes('%PDF-')) throw badRequest('Body is not a PDF: it does not start with %PDF-')
   const parser = new CappedPdfParser(pdfBytes, budget, deadline)
   let context: PDFContext
@@ -38,15 +40,16 @@ export async function extractInvoiceXml(pdfBytes: Buffer, budget = new InflateBu
     const stream = ef.lookup(PDFName.of('UF')) ?? ef.lookup(PDFName.of('F'))
     if (stream instanceof PDFRawStream) files.push({ name: nameOf(obj), stream })
   }
-  const known = files.filter((f) => INVOICE_NAMES.includes(f.name.toLowerCase()))
   const xml = files.filter((f) => f.name.toLowerCase().endsWith('.xml'))
   if (files.length === 0) throw badRequest('The PDF has no embedded files: a Factur-X / ZUGFeRD PDF carries its invoice as factur-x.xml')
-  if (known.length > 1 || (known.length === 0 && xml.length > 1)) {
-    throw badRequest(`The PDF embeds several invoice XML files (${(known.length ? known : xml).map((f) => f.name).join(', ')}): send the one to read as XML`)
+  const known = INVOICE_NAMES.map((n) => files.filter((f) => f.name.toLowerCase() === n)).find((same) => same.length > 0)
+  // Two files of the same known name, or no known name and several XMLs: which one is meant is unclear.
+  if ((known && known.length > 1) || (!known && xml.length > 1)) {
+    throw badRequest(`The PDF embeds several invoice XML files (${(known ?? xml).map((f) => f.name).join(', ')}): send the one to read as XML`)
   }
-  const chosen = known[0] ?? xml[0]
+  const chosen = known?.[0] ?? xml[0]
   if (!chosen) throw badRequest(`The PDF embeds no invoice XML (files: ${files.map((f) => f.name).join(', ')})`)
   const bytes = budget.decode(chosen.stream, `embedded file ${chosen.name}`, MAX_XML_BYTES)
   if (bytes.length > MAX_XML_BYTES) throw payloadTooLarge(`The PDF's embedded file ${chosen.name} inflates to more than ${MAX_XML_BYTES} bytes`)
-  return bytes.toString('utf8')
+  return { xml: bytes.toString('utf8'), name: chosen.name }
 }

@@ -1,7 +1,8 @@
 // A received UBL 2.1 Invoice or CreditNote (Peppol BIS Billing 3.0, EN 16931) read into this
-// service's invoice request and the totals it states.
-import { all, attr, text } from './safe-xml.ts'
-import { compact, num, perUnit, type ReceivedInvoice } from './received.ts'
+// service's invoice request, what it states exactly as written, and the facts its rules ask about.
+import { all, attr, rawText, text, valueText } from './safe-xml.ts'
+import { compact, defined, num, perUnit, type ReceivedInvoice } from './received.ts'
+import type { StatedAdjustment, StatedPaymentMeans } from './read-result.ts'
 import { sellerLegal } from './seller-legal.ts'
 
 type Json = Record<string, any>
@@ -47,6 +48,55 @@ function adjustment(a: unknown, withCategory: boolean): Json {
 
 const isCharge = (a: unknown) => text(a, 'ChargeIndicator') === 'true'
 
+/** BG-20/21 and BG-27/28 as stated; `withCategory` on document level. */
+function statedAdjustment(a: unknown, withCategory: boolean): StatedAdjustment {
+  return defined({
+    amount: text(a, 'Amount'),
+    base_amount: text(a, 'BaseAmount'),
+    percentage: text(a, 'MultiplierFactorNumeric'),
+    reason: text(a, 'AllowanceChargeReason'),
+    reason_code: text(a, 'AllowanceChargeReasonCode'),
+    vat_category: withCategory ? text(a, 'TaxCategory/ID') : undefined,
+    vat_rate: withCategory ? text(a, 'TaxCategory/Percent') : undefined,
+  })
+}
+
+function paymentMeans(m: unknown, creditor: string | undefined): StatedPaymentMeans {
+  return defined({
+    code: text(m, 'PaymentMeansCode'),
+    text: attr(m, 'PaymentMeansCode', 'name'),
+    reference: text(m, 'PaymentID'),
+    account: text(m, 'PayeeFinancialAccount/ID'),
+    account_name: text(m, 'PayeeFinancialAccount/Name'),
+    bic: text(m, 'PayeeFinancialAccount/FinancialInstitutionBranch/ID'),
+    card: text(m, 'CardAccount/PrimaryAccountNumberID'),
+    card_holder: text(m, 'CardAccount/HolderName'),
+    mandate: text(m, 'PaymentMandate/ID'),
+    creditor_id: all(m, 'PaymentMandate').length ? creditor : undefined,
+    debited_account: text(m, 'PaymentMandate/PayerFinancialAccount/ID'),
+  })
+}
+
+const endpoint = (p: unknown) => {
+  const id = text(p, 'EndpointID')
+  return id === undefined ? undefined : { id, scheme: attr(p, 'EndpointID', 'schemeID') }
+}
+
+/** Every value of a path in the whole tree (any depth), for the few rules that look everywhere. */
+function deep(node: unknown, name: string, out: string[] = []): string[] {
+  if (!node || typeof node !== 'object') return out
+  for (const [k, v] of Object.entries(node as Json)) {
+    for (const x of Array.isArray(v) ? v : [v]) {
+      if (k === name) {
+        const t = valueText(x)
+        if (t) out.push(t)
+      }
+      deep(x, name, out)
+    }
+  }
+  return out
+}
+
 export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInvoice {
   const credit = root === 'CreditNote'
   const lines = all(doc, credit ? 'CreditNoteLine' : 'InvoiceLine')
@@ -67,7 +117,7 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
       charges: adj.filter(isCharge).map((a) => adjustment(a, false)),
     }
   })
-  const means = all(doc, 'PaymentMeans')[0]
+  const means = all(doc, 'PaymentMeans').find((m) => text(m, 'PayeeFinancialAccount/ID')) ?? all(doc, 'PaymentMeans')[0]
   const sellerParty = all(doc, 'AccountingSupplierParty/Party')[0]
   const exemption = all(doc, 'TaxTotal/TaxSubtotal/TaxCategory').map((c) => text(c, 'TaxExemptionReason')).find(Boolean)
   const request = compact({
@@ -76,7 +126,7 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
     date: text(doc, 'IssueDate'),
     due_date: text(doc, 'DueDate') ?? text(means, 'PaymentDueDate'),
     currency: text(doc, 'DocumentCurrencyCode'),
-    notes: all(doc, 'Note').map((n) => String(typeof n === 'object' ? n['#text'] ?? '' : n)).join('\n') || undefined,
+    notes: all(doc, 'Note').map(valueText).filter(Boolean).join('\n') || undefined,
     buyer_reference: text(doc, 'BuyerReference'),
     order_reference: text(doc, 'OrderReference/ID'),
     preceding_invoice_number: text(doc, 'BillingReference/InvoiceDocumentReference/ID'),
@@ -90,7 +140,7 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
       bic: text(means, 'PayeeFinancialAccount/FinancialInstitutionBranch/ID'),
       account_name: text(means, 'PayeeFinancialAccount/Name'),
       reference: text(means, 'PaymentID'),
-      terms: text(doc, 'PaymentTerms/Note'),
+      terms: rawText(doc, 'PaymentTerms/Note')?.replace(/^\s+/, ''),
     },
     items,
     allowances: docAdjustments.filter((a) => !isCharge(a)).map((a) => adjustment(a, true)),
@@ -98,26 +148,85 @@ export function parseUbl(doc: Json, root: 'Invoice' | 'CreditNote'): ReceivedInv
   })
   const totals = all(doc, 'LegalMonetaryTotal')[0]
   const taxTotals = all(doc, 'TaxTotal')
-  const currency = request.currency
+  const currency = text(doc, 'DocumentCurrencyCode')
+  const taxCurrency = text(doc, 'TaxCurrencyCode')
   const inCurrency = taxTotals.find((t) => attr(t, 'TaxAmount', 'currencyID') === currency) ?? taxTotals[0]
-  const groups = new Map<string, { taxable?: string; tax?: string }>()
-  for (const s of all(inCurrency, 'TaxSubtotal')) {
-    groups.set(`${text(s, 'TaxCategory/ID')}|${Number(text(s, 'TaxCategory/Percent') ?? 0)}`, { taxable: text(s, 'TaxableAmount'), tax: text(s, 'TaxAmount') })
-  }
+  // BT-111: the TaxTotal in the VAT accounting currency (the same one when BT-6 = BT-5).
+  const inTaxCurrency = taxCurrency ? (taxTotals.find((t) => t !== inCurrency && attr(t, 'TaxAmount', 'currencyID') === taxCurrency) ?? (taxCurrency === currency ? inCurrency : undefined)) : undefined
+  const qty = credit ? 'CreditedQuantity' : 'InvoicedQuantity'
+  const sellerTax = all(sellerParty, 'PartyTaxScheme')
+  const buyerParty = all(doc, 'AccountingCustomerParty/Party')[0]
+  const taxRep = all(doc, 'TaxRepresentativeParty')[0]
+  const creditor = [sellerParty, all(doc, 'PayeeParty')[0]].flatMap((p) => all(p, 'PartyIdentification/ID')).find((id) => attr({ id }, 'id', 'schemeID') === 'SEPA')
   return {
     syntax: 'ubl',
     request,
+    profileId: text(doc, 'CustomizationID'),
+    processId: text(doc, 'ProfileID'),
     stated: {
-      BT106: text(totals, 'LineExtensionAmount'),
-      BT107: text(totals, 'AllowanceTotalAmount'),
-      BT108: text(totals, 'ChargeTotalAmount'),
-      BT109: text(totals, 'TaxExclusiveAmount'),
-      BT110: text(inCurrency, 'TaxAmount'),
-      BT112: text(totals, 'TaxInclusiveAmount'),
-      BT113: text(totals, 'PrepaidAmount'),
-      BT114: text(totals, 'PayableRoundingAmount'),
-      BT115: text(totals, 'PayableAmount'),
-      groups,
+      currency,
+      tax_currency: taxCurrency,
+      lines: lines.map((l) =>
+        defined({
+          id: text(l, 'ID'),
+          name: text(l, 'Item/Name'),
+          quantity: text(l, qty),
+          unit: attr(l, qty, 'unitCode'),
+          unit_price: text(l, 'Price/PriceAmount'),
+          gross_price: text(l, 'Price/AllowanceCharge/BaseAmount'),
+          price_base_quantity: text(l, 'Price/BaseQuantity'),
+          net_amount: text(l, 'LineExtensionAmount'),
+          vat_category: text(l, 'Item/ClassifiedTaxCategory/ID'),
+          vat_rate: text(l, 'Item/ClassifiedTaxCategory/Percent'),
+          allowances: all(l, 'AllowanceCharge').filter((a) => !isCharge(a)).map((a) => statedAdjustment(a, false)),
+          charges: all(l, 'AllowanceCharge').filter(isCharge).map((a) => statedAdjustment(a, false)),
+        }),
+      ),
+      allowances: docAdjustments.filter((a) => !isCharge(a)).map((a) => statedAdjustment(a, true)),
+      charges: docAdjustments.filter(isCharge).map((a) => statedAdjustment(a, true)),
+      totals: defined({
+        BT106: text(totals, 'LineExtensionAmount'),
+        BT107: text(totals, 'AllowanceTotalAmount'),
+        BT108: text(totals, 'ChargeTotalAmount'),
+        BT109: text(totals, 'TaxExclusiveAmount'),
+        BT110: text(inCurrency, 'TaxAmount'),
+        BT111: inTaxCurrency ? text(inTaxCurrency, 'TaxAmount') : undefined,
+        BT112: text(totals, 'TaxInclusiveAmount'),
+        BT113: text(totals, 'PrepaidAmount'),
+        BT114: text(totals, 'PayableRoundingAmount'),
+        BT115: text(totals, 'PayableAmount'),
+      }),
+      vat_breakdown: all(inCurrency, 'TaxSubtotal').map((t) =>
+        defined({
+          category: text(t, 'TaxCategory/ID'),
+          rate: text(t, 'TaxCategory/Percent'),
+          taxable: text(t, 'TaxableAmount'),
+          tax: text(t, 'TaxAmount'),
+          exemption_reason: text(t, 'TaxCategory/TaxExemptionReason'),
+          exemption_code: text(t, 'TaxCategory/TaxExemptionReasonCode'),
+        }),
+      ),
+      payment_means: all(doc, 'PaymentMeans').map((m) => paymentMeans(m, creditor === undefined ? undefined : valueText(creditor))),
+      payment_terms: rawText(doc, 'PaymentTerms/Note')?.replace(/^\s+/, ''),
+    },
+    facts: {
+      typeCode: text(doc, credit ? 'CreditNoteTypeCode' : 'InvoiceTypeCode'),
+      sellerIds: all(sellerParty, 'PartyIdentification/ID').map(valueText).filter((v): v is string => !!v),
+      sellerLegalId: text(sellerParty, 'PartyLegalEntity/CompanyID'),
+      sellerLegalScheme: attr(sellerParty, 'PartyLegalEntity/CompanyID', 'schemeID'),
+      sellerVatId: sellerTax.filter((t) => text(t, 'TaxScheme/ID') === 'VAT').map((t) => text(t, 'CompanyID')).find(Boolean),
+      sellerTaxId: sellerTax.filter((t) => text(t, 'TaxScheme/ID') !== 'VAT').map((t) => text(t, 'CompanyID')).find(Boolean),
+      taxRep: taxRep !== undefined,
+      taxRepVatId: text(taxRep, 'PartyTaxScheme/CompanyID'),
+      buyerLegalId: text(buyerParty, 'PartyLegalEntity/CompanyID'),
+      buyerVatId: all(buyerParty, 'PartyTaxScheme').filter((t) => text(t, 'TaxScheme/ID') === 'VAT').map((t) => text(t, 'CompanyID')).find(Boolean),
+      sellerEndpoint: endpoint(sellerParty),
+      buyerEndpoint: endpoint(buyerParty),
+      countries: deep(doc, 'IdentificationCode'),
+      deliveryCountry: text(doc, 'Delivery/DeliveryLocation/Address/Country/IdentificationCode'),
+      deliveryDate: text(doc, 'Delivery/ActualDeliveryDate'),
+      invoicingPeriod: all(doc, 'InvoicePeriod').length > 0,
+      dueDate: text(doc, 'DueDate') ?? text(doc, 'PaymentMeans/PaymentDueDate'),
     },
   }
 }

@@ -38,9 +38,9 @@ const HARD_STOP_GRACE_MS = 2_000
 export async function readInThread(
   body: Buffer,
   kind: 'xml' | 'pdf',
-  { deadlineMs = READ_DEADLINE_MS, hardStopMs = deadlineMs + HARD_STOP_GRACE_MS }: { deadlineMs?: number; hardStopMs?: number } = {},
-): Promise<ReadResult> {
-  const task: ReadTask = { body, kind, deadlineMs }
+  { deadlineMs = READ_DEADLINE_MS, hardStopMs = deadlineMs + HARD_STOP_GRACE_MS, pdf }: { deadlineMs?: number; hardStopMs?: number; pdf?: ReadTask['pdf'] } = {},
+): Promise<ReadResult & { pdf?: Buffer }> {
+  const task: ReadTask = { body, kind, deadlineMs, ...(pdf ? { pdf } : {}) }
   if (reads >= MAX_READS) throw unavailable('Too many e-invoices are being read at once; please retry. This request was not counted.', 5)
   let answer: ReadAnswer
   reads++
@@ -56,7 +56,7 @@ export async function readInThread(
     reads--
   }
   if ('error' in answer) throw new HttpError(answer.error.status, answer.error.message, answer.error.headers, answer.error.extra)
-  return answer.ok
+  return answer.pdf ? { ...answer.ok, pdf: Buffer.from(answer.pdf.buffer, answer.pdf.byteOffset, answer.pdf.byteLength) } : answer.ok
 }
 
 export async function closeReadPool(): Promise<void> {

@@ -1,28 +1,47 @@
 // What a received e-invoice is read into: the fields of this service's invoice request (so it can
-// be posted back to /invoice) and the totals the document states, which checks.ts compares with
-// the totals this service computes from its lines.
+// be posted back to /invoice), what the document states exactly as written (read-result.ts), and
+// the few header facts the EN 16931 rules ask about that neither of those carries.
+import type { Stated } from './read-result.ts'
+
 export type Syntax = 'ubl' | 'cii'
 
-/** Document totals as written (decimal strings), by business term. */
-export interface StatedTotals {
-  BT106?: string
-  BT107?: string
-  BT108?: string
-  BT109?: string
-  BT110?: string
-  BT112?: string
-  /** Paid amount and rounding amount: BT-115 = BT-112 − BT-113 + BT-114 (BR-CO-16). */
-  BT113?: string
-  BT114?: string
-  BT115?: string
-  /** BT-116 / BT-117 per category and rate: "S|19" → taxable, tax. */
-  groups: Map<string, { taxable?: string; tax?: string }>
+/** Header facts the rules need (presence of identifiers, codes), as written. */
+export interface Facts {
+  /** BT-3 */
+  typeCode?: string
+  /** BT-29 seller identifiers, BT-30 legal id, BT-31 VAT id, BT-32 tax registration id. */
+  sellerIds: string[]
+  sellerLegalId?: string
+  sellerLegalScheme?: string
+  sellerVatId?: string
+  sellerTaxId?: string
+  /** BT-63 tax representative VAT id; BG-11 present at all. */
+  taxRepVatId?: string
+  taxRep: boolean
+  /** BT-47, BT-48 */
+  buyerLegalId?: string
+  buyerVatId?: string
+  /** BT-34, BT-49 with their scheme (absent scheme: undefined). */
+  sellerEndpoint?: { id: string; scheme?: string }
+  buyerEndpoint?: { id: string; scheme?: string }
+  /** Every country code in the document (BR-B-01: split payment is Italian only). */
+  countries: string[]
+  /** BT-80 deliver-to country, BT-72 actual delivery date, BG-14 invoicing period present. */
+  deliveryCountry?: string
+  deliveryDate?: string
+  invoicingPeriod: boolean
+  /** BT-9 */
+  dueDate?: string
 }
 
 export interface ReceivedInvoice {
   syntax: Syntax
   request: Record<string, any>
-  stated: StatedTotals
+  stated: Stated
+  /** BT-24 and BT-23 as written. */
+  profileId?: string
+  processId?: string
+  facts: Facts
 }
 
 /** A decimal string as a number; undefined stays undefined. */
@@ -42,6 +61,11 @@ export function compact<T>(v: T): T {
     return out as T
   }
   return v
+}
+
+/** Drops undefined fields only (the stated shape keeps its empty lists). */
+export function defined<T extends object>(v: T): T {
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)) as T
 }
 
 /** A price per base quantity as a unit price: 3333.33 per 10 → 333.333, without the float tail of the division. */
