@@ -110,18 +110,25 @@
   const showWhole = new Set()
   const count = (n) => n.toLocaleString('en')
 
+  /** The formats a body may be in, tried in this order (by content type, or by its first
+   * characters); none for binary, empty and other text bodies, which are shown raw only. */
+  function formatsOf(r) {
+    if (r.body === null || r.body_encoding !== 'utf8' || !r.body) return []
+    const ct = (r.content_type || '').toLowerCase()
+    const kinds = []
+    if (ct.includes('json') || /^\s*[[{]/.test(r.body)) kinds.push('json')
+    if (ct.includes('x-www-form-urlencoded')) kinds.push('form')
+    else if (ct.includes('xml') || /^\s*<\?xml/.test(r.body)) kinds.push('xml')
+    return kinds
+  }
+
   /** A readable rendering of JSON, form and XML bodies; null when the raw body is all there is. */
   function pretty(r) {
-    if (r.body === null || r.body_encoding !== 'utf8' || !r.body) return null
-    const ct = (r.content_type || '').toLowerCase()
-    if (ct.includes('json') || /^\s*[[{]/.test(r.body)) {
-      const json = inspectFormat.json(r.body)
-      if (json !== null) return json
+    for (const kind of formatsOf(r)) {
+      if (kind === 'form') return [...new URLSearchParams(r.body)].map(([k, v]) => `${k} = ${v}`).join('\n')
+      const nice = inspectFormat[kind](r.body)
+      if (nice !== null) return nice
     }
-    if (ct.includes('x-www-form-urlencoded')) {
-      return [...new URLSearchParams(r.body)].map(([k, v]) => `${k} = ${v}`).join('\n')
-    }
-    if (ct.includes('xml') || /^\s*<\?xml/.test(r.body)) return inspectFormat.xml(r.body)
     return null
   }
 
@@ -156,7 +163,7 @@
     const headerRows = []
     for (let i = 0; i + 1 < r.raw_headers.length; i += 2) headerRows.push(el('tr', {}, el('td', {}, r.raw_headers[i]), el('td', {}, r.raw_headers[i + 1])))
     const curl = curlFor(r)
-    const curlPre = el('pre', { class: 'curl' }, curl)
+    const curlPre = el('pre', { class: 'curl', tabindex: '0' }, curl)
     const copy = el('button', { type: 'button', class: 'copy-curl', onclick: async () => {
       try {
         await navigator.clipboard.writeText(curl)
@@ -168,11 +175,12 @@
     // Formatting within the bounds, or all of it once "Format anyway" was pressed for this capture.
     const force = formatAnyway.has(r.id)
     const skipped = []
-    const bodyTooLong = !force && r.body_encoding === 'utf8' && r.body && r.size_bytes > FORMAT_MAX_CHARS
-    if (bodyTooLong) skipped.push(`the body is ${size(r.size_bytes)}, over the ${size(FORMAT_MAX_CHARS)} formatted at once`)
+    const formats = formatsOf(r)
+    const bodyTooLong = !force && formats.length > 0 && r.size_bytes > FORMAT_MAX_CHARS
+    if (bodyTooLong) skipped.push(`the body is ${size(r.size_bytes)}, over the ${FORMAT_MAX_CHARS / 1024} KiB formatted at once`)
     let nice = bodyTooLong ? null : pretty(r)
     if (nice !== null && !force && nice.length > SHOW_MAX_CHARS) {
-      skipped.push(`formatted it is ${size(nice.length)}, over the ${size(SHOW_MAX_CHARS)} shown at once`)
+      skipped.push(`formatted it is ${size(nice.length)}, over the ${SHOW_MAX_CHARS / 1048576} MiB shown at once`)
       nice = null
     }
     const bounded = (pairs, what) => {
@@ -181,7 +189,7 @@
       return []
     }
     const queryRows = r.query ? bounded([...new URLSearchParams(r.query)], 'query') : []
-    const isForm = (r.content_type || '').toLowerCase().includes('x-www-form-urlencoded') && r.body_encoding === 'utf8' && r.body
+    const isForm = formats.includes('form')
     const formRows = isForm && !bodyTooLong ? bounded([...new URLSearchParams(r.body)], 'form') : []
     const formatNotice = skipped.length
       ? [
@@ -206,7 +214,7 @@
     if (r.local_delivery) {
       const d = r.local_delivery
       delivery.push(el('p', { class: 'local-delivery' }, `Local (listen): ${d.status !== null ? d.status : 'failed'} · ${d.latency_ms} ms · ${d.url}${d.error ? ` · ${d.error}` : ''}`))
-      if (d.body_preview) delivery.push(el('pre', { class: 'local-preview' }, d.body_preview))
+      if (d.body_preview) delivery.push(el('pre', { class: 'local-preview', tabindex: '0' }, d.body_preview))
     }
     detailEl.replaceChildren(
       el('h2', {}, `${r.method} ${subPath(r.path)}${r.query ? `?${r.query}` : ''}`),
@@ -218,7 +226,7 @@
       ...(formRows.length ? [el('h3', {}, 'Form fields'), pairTable('form', 'Form fields', formRows)] : []),
       el('h3', {}, 'Headers'),
       el('table', { class: 'headers' }, el('caption', { class: 'visually-hidden' }, 'Headers'), el('tbody', {}, ...headerRows)),
-      ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty', tabindex: '-1' }, nice)] : []),
+      ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty', tabindex: '0' }, nice)] : []),
       el('h3', {}, r.body_encoding === 'base64' ? 'Raw body (binary, base64)' : 'Raw body'),
       ...rawBody(r),
       el('h3', {}, 'cURL'),
@@ -232,9 +240,9 @@
   /** The raw body, cut at SHOW_MAX_CHARS until "Show all of it" is pressed. */
   function rawBody(r) {
     const text = r.body === null ? '' : r.body
-    if (showWhole.has(r.id) || text.length <= SHOW_MAX_CHARS) return [el('pre', { class: 'raw', tabindex: '-1' }, text)]
+    if (showWhole.has(r.id) || text.length <= SHOW_MAX_CHARS) return [el('pre', { class: 'raw', tabindex: '0' }, text)]
     return [
-      el('pre', { class: 'raw', tabindex: '-1' }, text.slice(0, SHOW_MAX_CHARS)),
+      el('pre', { class: 'raw', tabindex: '0' }, text.slice(0, SHOW_MAX_CHARS)),
       el(
         'div',
         { class: 'raw-cut' },
@@ -276,7 +284,7 @@
   function actions(r) {
     const result = el('p', { class: 'action-result', role: 'status' })
     const replayUrl = el('input', { type: 'url', required: '', autocomplete: 'off', spellcheck: 'false', value: endpoint?.forward_url || '', placeholder: 'https://…' })
-    const replayOut = el('pre', { class: 'replay-answer', hidden: '' })
+    const replayOut = el('pre', { class: 'replay-answer', tabindex: '0', hidden: '' })
     const replay = el(
       'form',
       { class: 'action replay', 'aria-label': 'Replay', onsubmit: async () => {
