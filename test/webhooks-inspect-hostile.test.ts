@@ -65,16 +65,23 @@ describe('webhooks: hostile captures on the inspection page stay cheap to open (
         for (const e of list.getEntries()) w.__longTasks.push(e.duration)
       }).observe({ type: 'longtask', buffered: true })
     })
-    page = await context.newPage()
-    page.on('pageerror', (e) => errors.push(e.message))
-    await page.goto(`${ep.inspect_url}#key=${key}`)
-    await page.waitForFunction(() => document.getElementById('status')?.textContent?.endsWith('· live'))
   })
   after(async () => {
     await browser?.close()
     await sys?.stop()
   })
-  afterEach(() => assert.deepEqual(errors.splice(0), []))
+  // A fresh page per test: tearing down what an earlier test laid out (100,000 table rows) is not
+  // charged to the next capture opened.
+  beforeEach(async () => {
+    page = await context.newPage()
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${ep.inspect_url}#key=${key}`)
+    await page.waitForFunction(() => document.getElementById('status')?.textContent?.endsWith('· live'))
+  })
+  afterEach(async () => {
+    await page?.close()
+    assert.deepEqual(errors.splice(0), [])
+  })
 
   /** Opens the capture whose sub-path is `path` and measures the main-thread time it cost, until
    * the page has rendered it and answers again. */
