@@ -4,7 +4,7 @@
 // disconnected it says so and polls once per reconnect attempt as a fallback. It renders
 // everything with textContent/createElement only: captured content is data, never markup. Bodies
 // are formatted as text by inspect-format.js (never DOMParser), within bounds per capture
-// (FORMAT_MAX_CHARS, TABLE_MAX_ROWS) past which they are shown raw until "Format anyway". The API
+// (FORMAT_MAX_BYTES, TABLE_MAX_ROWS) past which they are shown raw until "Format anyway". The API
 // key comes from the URL fragment (#key=…) or the form and lives only in this script's memory:
 // web storage of this origin is readable by any same-origin document, so the key is never written
 // there; a reload asks again unless the link is reopened. The actions on a capture (replay,
@@ -95,7 +95,7 @@
   /** Formatting is bounded per capture (docs/webhooks.md, "Inspection page"): a longer body, or a
    * query or form with more fields, is shown raw until "Format anyway" is pressed for it. Opening a
    * capture then costs the page well under a second whatever a sender posted. */
-  const FORMAT_MAX_CHARS = 256 * 1024
+  const FORMAT_MAX_BYTES = 256 * 1024
   const TABLE_MAX_ROWS = 1000
   /** The raw body, the formatted body and a replay's answer are shown up to this many characters
    * (Chromium lays out 1 MiB of wrapped text in about 0.3 s, and 20 MiB in 18 s); the rest of the
@@ -176,8 +176,8 @@
     const force = formatAnyway.has(r.id)
     const skipped = []
     const formats = formatsOf(r)
-    const bodyTooLong = !force && formats.length > 0 && r.size_bytes > FORMAT_MAX_CHARS
-    if (bodyTooLong) skipped.push(`the body is ${size(r.size_bytes)}, over the ${FORMAT_MAX_CHARS / 1024} KiB formatted at once`)
+    const bodyTooLong = !force && formats.length > 0 && r.size_bytes > FORMAT_MAX_BYTES
+    if (bodyTooLong) skipped.push(`the body is ${size(r.size_bytes)}, over the ${FORMAT_MAX_BYTES / 1024} KiB formatted at once`)
     let nice = bodyTooLong ? null : pretty(r)
     if (nice !== null && !force && nice.length > SHOW_MAX_CHARS) {
       skipped.push(`formatted it is ${size(nice.length)}, over the ${SHOW_MAX_CHARS / 1048576} MiB shown at once`)
