@@ -216,6 +216,10 @@ describe('platform: a malformed request on a reused keep-alive connection', func
     // one they take turns), as platform-client-error-close.test.ts does on fresh connections.
     const script = `
       const [url, sdkKey] = process.argv.slice(1)
+      const { subscribe } = await import('node:diagnostics_channel')
+      // How many requests each connection had carried when the next one went out on it.
+      const sentOn = new Map(); let before = 0
+      subscribe('undici:client:sendHeaders', ({ socket }) => { before = sentOn.get(socket) ?? 0; sentOn.set(socket, before + 1) })
       const body = Buffer.alloc(3 * 1024 * 1024, 'n'); const out = []
       const good = JSON.stringify({ sdk_key: sdkKey, flags: ['on'], context: {} })
       for (let i = 0; i < 20; i++) {
@@ -226,13 +230,13 @@ describe('platform: a malformed request on a reused keep-alive connection', func
             await g.arrayBuffer()
           }
           const r = await fetch(url, { method: 'POST', headers: { 'x-big': 'x'.repeat(17000 + i * 1000), 'content-type': 'application/json' }, body })
-          out.push(r.status + ' ' + (await r.text()))
+          out.push((before > 0 ? 'reused: ' : 'fresh: ') + r.status + ' ' + (await r.text()))
         } catch (e) { out.push('failed: ' + (e.cause?.code ?? '') + ' ' + (e.cause?.message ?? e.message)) }
       }
       console.log(JSON.stringify(out))`
     const { stdout } = await execFileP(process.execPath, ['--input-type=module', '-e', script, `${sys.root.flags}/api/v1/evaluate`, acc.sdkKey], { maxBuffer: 1 << 20 })
     const answers: string[] = JSON.parse(stdout)
     assert.equal(answers.length, 20)
-    assert.deepEqual([...new Set(answers)], ['431 {"error":"Request headers too large"}'])
+    assert.deepEqual([...new Set(answers)], ['reused: 431 {"error":"Request headers too large"}'])
   })
 })
