@@ -172,6 +172,21 @@ describe('platform: a malformed request on a reused keep-alive connection', func
           conn.destroy()
         }
       })
+
+      it('pipelined behind a request that asked for Connection: close: its 200, then the close, nothing after it', async () => {
+        const conn = await Connection.open(sys.root.flags)
+        try {
+          conn.write(p.good().replace('Host: x\r\n', 'Host: x\r\nConnection: close\r\n') + REFUSED[1]!.request(p.path, p.auth()))
+          const a = await conn.answer()
+          assert.equal(a.status, 200, a.body.toString())
+          assert.equal(a.headers.connection?.toLowerCase(), 'close')
+          const end = await conn.end()
+          assert.ok(end.fin && !end.reset, 'closed with a FIN')
+          assert.equal(end.rest, '', 'no answer after the one that closed the connection')
+        } finally {
+          conn.destroy()
+        }
+      })
     })
   }
 

@@ -98,7 +98,13 @@ function refuse(err: NodeJS.ErrnoException, socket: Socket): void {
     // Until its 'finish' Node keeps it on the socket, even when all of it is written already.
     waiting.add(socket)
     deferEnd(socket)
-    res.once('finish', () => refuse(err, socket))
+    res.once('finish', () => {
+      if (res.shouldKeepAlive) return refuse(err, socket)
+      // That answer closed the connection (Connection: close, a drain): nothing may follow it.
+      waiting.delete(socket)
+      undeferEnd(socket)
+      closeGracefully(socket)
+    })
     return
   }
   if (waiting.delete(socket)) undeferEnd(socket)
