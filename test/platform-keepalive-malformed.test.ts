@@ -187,6 +187,44 @@ describe('platform: a malformed request on a reused keep-alive connection', func
           conn.destroy()
         }
       })
+
+      it('a chunked body over 1 MiB: 413 JSON, and the same connection serves the next request', async () => {
+        const conn = await Connection.open(sys.root.flags)
+        try {
+          const chunk = Buffer.alloc(1100 * 1024, 0x20)
+          conn.write(`POST ${p.path} HTTP/1.1\r\nHost: x\r\n${p.auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n`)
+          conn.write(chunk)
+          conn.write('\r\n0\r\n\r\n')
+          const a = await conn.answer()
+          assert.equal(a.status, 413, a.body.toString())
+          assert.notEqual(a.headers.connection?.toLowerCase(), 'close')
+          conn.write(p.good())
+          await good(conn, 'the request after the 413')
+        } finally {
+          conn.destroy()
+        }
+      })
+
+      it('a bad chunk in the body of a request already answered 413 (over 1 MiB): the 413 only, then closed', async () => {
+        const conn = await Connection.open(sys.root.flags)
+        try {
+          conn.write(p.good())
+          await good(conn, 'the first request')
+          const chunk = Buffer.alloc(1100 * 1024, 0x20)
+          conn.write(`POST ${p.path} HTTP/1.1\r\nHost: x\r\n${p.auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n`)
+          conn.write(chunk)
+          conn.write('\r\n')
+          const a = await conn.answer()
+          assert.equal(a.status, 413, a.body.toString())
+          // Only now the refused bytes, still in that request's body.
+          conn.write('zz\r\n\r\n')
+          const end = await conn.end()
+          assert.ok(end.fin && !end.reset, 'closed with a FIN')
+          assert.equal(end.rest, '', 'no second answer to the request answered already')
+        } finally {
+          conn.destroy()
+        }
+      })
     })
   }
 

@@ -9,7 +9,7 @@
 // its turn: after the answers still owed to the complete requests before it, never ahead of them
 // (the client would take it for one of theirs) and never left out because bytes were written on
 // the socket before. None of this costs a request anything: it runs only on a parser error.
-import type { Server, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
 const ANSWERS: Record<string, [status: number, reason: string, message: string]> = {
@@ -52,13 +52,13 @@ export function closeGracefully(socket: Socket): void {
 /** Sockets whose refused request waits for the answers of the requests before it. */
 const waiting = new WeakSet<Socket>()
 
+const deferredEnds = new WeakMap<Socket, Socket['end']>()
+
 /**
  * Node's server ends its side of a connection as soon as the client half-closes it (a client that
  * sent everything and then shut down its writing side). While answers are still owed on it, that
  * end waits, or neither they nor the refusal would reach the client.
  */
-const deferredEnds = new WeakMap<Socket, Socket['end']>()
-
 function deferEnd(socket: Socket): void {
   if (deferredEnds.has(socket)) return
   deferredEnds.set(socket, socket.end)
@@ -79,6 +79,12 @@ function undeferEnd(socket: Socket): void {
 /** The response Node is writing on a socket (its own `_httpMessage`: there is no public way to ask). */
 function inFlight(socket: Socket): ServerResponse | null {
   return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null
+}
+
+/** Whether the request whose body is being read was answered in full already (no response is in flight). */
+function answeredEarly(socket: Socket): boolean {
+  const req = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
+  return req != null && !req.complete
 }
 
 /**
@@ -108,10 +114,10 @@ function refuse(err: NodeJS.ErrnoException, socket: Socket): void {
     return
   }
   if (waiting.delete(socket)) undeferEnd(socket)
-  if (res !== null && res.headersSent) {
-    // The refused request is the one being answered, and its route answered before reading the
-    // whole body (a 413 on its Content-Length): once that answer is out, only the close is left.
-    if (res.writableEnded) closeGracefully(socket)
+  // The refused bytes are in the body of the request being read, and its route has answered it
+  // before reading the whole body (a 413): once that answer is out, only the close is left.
+  if (res !== null ? res.headersSent : answeredEarly(socket)) {
+    if (res === null || res.writableEnded) closeGracefully(socket)
     else socket.destroy(err)
     return
   }
