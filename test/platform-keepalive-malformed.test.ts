@@ -2,8 +2,10 @@
 // Connection: close and then a closed connection also when it comes on a keep-alive connection
 // that has already been answered (nothing was answered at all before: the answer was written only
 // while no byte had been written on the socket), and when it is pipelined behind good requests,
-// whose answers come first, in order. Both on the hot evaluate route (answered before Koa) and on a
-// Koa route, over a raw socket, and with Node's own fetch on a pooled connection.
+// whose answers come first, in order (nothing after an answer that closes the connection, no
+// second answer to a request answered 413 before its body was read). Both on the hot evaluate
+// route (answered before Koa) and on a Koa route, over a raw socket, and with Node's own fetch on
+// a pooled connection.
 import assert from 'node:assert/strict'
 import diagnostics from 'node:diagnostics_channel'
 import { execFile } from 'node:child_process'
