@@ -266,6 +266,10 @@ export function createApp(opts: AppOptions): Koa {
     encoding: 'utf-8',
     // Only errors of reading and parsing the body come here (never a route's).
     onError: (err, ctx) => {
+      // Past the limit the reader stops and pauses the request: without draining the rest, the
+      // keep-alive connection that the 413 is answered on would never read another request
+      // (readRawBody does the same).
+      if ((err as { type?: string }).type === 'entity.too.large') ctx.req.resume()
       throw bodyReadError(ctx, err)
     },
   })
