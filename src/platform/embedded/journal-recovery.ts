@@ -67,6 +67,13 @@ export function inspectJournal(dataDir: string, floor = 0): RecoveredJournal & {
     }
     for (const span of spans) items.push({ span, seg, last: span.end === seg.size })
   }
+  // The number of the next whole record after each item (null: none), found in one pass backwards.
+  const nextS: (number | null)[] = new Array(items.length)
+  for (let i = items.length - 1, next: number | null = null; i >= 0; i--) {
+    nextS[i] = next
+    const item = items[i]!
+    if ('rec' in item) next = item.rec.s
+  }
   let prev = floor
   let seen = false
   for (const [i, item] of items.entries()) {
@@ -76,8 +83,7 @@ export function inspectJournal(dataDir: string, floor = 0): RecoveredJournal & {
       seen = true
       continue
     }
-    const nextItem = items.slice(i + 1).find((x) => 'rec' in x) as { rec: JournalRecord } | undefined
-    const before = nextItem ? nextItem.rec.s : null
+    const before = nextS[i] ?? null
     const d: JournalDamage = {
       file: item.seg.file,
       segment: item.seg.n,
