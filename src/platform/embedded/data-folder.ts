@@ -3,6 +3,8 @@
 //   lock.json      the running start's pid and its embedded children's (one start per folder)
 //   snapshot/      the latest complete snapshot (snapshot.ts)
 //   snapshot.new/  a snapshot being written; snapshot.old/ the previous one during the swap
+//   journal/       the write journal's segments (journal.ts)
+//   journal-damaged/  damaged segments as found, once a start accepted their loss (journal-recovery.ts)
 // Everything is checked before anything starts: a folder that cannot be used stops `start` with a
 // message saying what is wrong and how to get out (move it aside), never a half-started system.
 import { existsSync } from 'node:fs'

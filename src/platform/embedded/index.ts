@@ -27,7 +27,7 @@ export interface Infra {
   stop(): Promise<void>
 }
 
-export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; known?: KnownCollections } = {}): Promise<Infra> {
+export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; acceptJournalDamage?: boolean; known?: KnownCollections } = {}): Promise<Infra> {
   const started: StartedChild[] = []
   // The data folder is checked before anything starts: a folder that cannot be used stops here.
   // The engine and Redis run in process groups of their own (child.ts): a terminal's Ctrl-C must
@@ -65,6 +65,7 @@ export async function ensureInfra(config: Config, opts: { ephemeral?: boolean; k
         known: opts.known ?? { partitioned: [], plain: [] },
         intervalMs: config.SNAPSHOT_INTERVAL_MS,
         childPids: started.flatMap((c) => (c.proc.pid ? [c.proc.pid] : [])),
+        acceptJournalDamage: opts.acceptJournalDamage || config.JOURNAL_ACCEPT_DAMAGE,
       })
     } catch (err) {
       // Never a half-started system: what was started goes, the folder stays as it was.

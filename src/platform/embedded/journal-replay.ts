@@ -72,7 +72,12 @@ export async function replayJournal(db: Db, records: JournalRecord[], cuts: Reco
       continue
     }
     // A kept store holds one database: `db` (the record's own $db names the same one).
-    const reply = await db.command(what.cmd)
+    let reply
+    try {
+      reply = await db.command(what.cmd)
+    } catch (err) {
+      throw new Error(`replaying journal record ${rec.s} (${Object.keys(what.cmd)[0]} on ${what.coll}) failed: ${(err as Error).message}`)
+    }
     if (Array.isArray(reply.writeErrors) && reply.writeErrors.length) {
       result.differed++
       if (result.differed <= 5) logger.warn({ seq: rec.s, coll: what.coll, errors: reply.writeErrors.slice(0, 3) }, 'a journaled write did not replay as it ran')

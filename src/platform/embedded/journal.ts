@@ -4,20 +4,25 @@
 // once that snapshot is in place the segments before it are deleted. At start the segments are
 // replayed over the snapshot (journal-replay.ts). docs/embedded-store.md, "The write journal".
 //
-// A segment is a sequence of records: [length u32 LE][CRC-32 u32 LE][payload (BSON)]. A record
-// cut short or failing its CRC (a crash in the middle of an append) ends its segment's replay.
+// A segment is a sequence of records: [length u32 LE][CRC-32 u32 LE][payload (BSON)]. Reading a
+// segment never stops at a bad record: it resynchronises on the next whole record (its length, CRC
+// and payload all check out) and reports the bytes it could not read (journal-recovery.ts decides
+// whether they were a record torn by a crash, never acknowledged, or damage that lost records).
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import { BSON } from 'mongodb'
+import { commandOf } from './wire.ts'
 
 export const JOURNAL_DIR = 'journal'
 /** How often appended records are flushed to disk: what a power cut can lose (Redis's `appendfsync everysec`). */
 export const FLUSH_EVERY_MS = 1_000
+/** The commands a record can hold: the writes the proxy journals (journal-proxy.ts). */
+export const JOURNALED_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify'])
 
 /** One acknowledged write: the OP_MSG's sections as sent, and what its reply said that replay must repeat. */
 export interface JournalRecord {
-  /** Sequence number, increasing over the folder's life (across restarts). */
+  /** Sequence number, increasing by one per record over the folder's life (across restarts). */
   s: number
   /** The command's OP_MSG sections (wire.ts), exactly as the client sent them. */
   m: Buffer
@@ -27,7 +32,7 @@ export interface JournalRecord {
   err?: number[]
 }
 
-const segmentName = (n: number) => `${String(n).padStart(8, '0')}.log`
+export const segmentName = (n: number) => `${String(n).padStart(8, '0')}.log`
 const segmentNumber = (name: string) => (/^\d{8}\.log$/.test(name) ? Number(name.slice(0, 8)) : null)
 
 export function segments(dir: string): number[] {
@@ -40,7 +45,7 @@ export function segments(dir: string): number[] {
   return names.map(segmentNumber).filter((n): n is number => n !== null).sort((a, b) => a - b)
 }
 
-function syncDir(dir: string): void {
+export function syncDir(dir: string): void {
   const fd = openSync(dir, 'r')
   try {
     fsyncSync(fd)
@@ -57,35 +62,126 @@ export function encodeRecord(r: JournalRecord): Buffer {
   return Buffer.concat([frame, payload])
 }
 
-/** The whole records of one segment's bytes; `torn` when it ends in a partial or damaged record. */
-export function decodeSegment(buf: Buffer): { records: JournalRecord[]; torn: boolean } {
-  const records: JournalRecord[] = []
-  let at = 0
-  while (at < buf.length) {
-    if (buf.length - at < 8) return { records, torn: true }
-    const len = buf.readUInt32LE(at)
-    if (len < 5 || buf.length - at - 8 < len) return { records, torn: true }
-    const payload = buf.subarray(at + 8, at + 8 + len)
-    if (crc32(payload) !== buf.readUInt32LE(at + 4)) return { records, torn: true }
-    const doc = BSON.deserialize(payload, { promoteValues: false })
-    const m = doc.m as BSON.Binary
-    records.push({ s: Number(doc.s), m: Buffer.from(m.buffer.buffer, m.buffer.byteOffset, m.position), up: doc.up as JournalRecord['up'], err: (doc.err as unknown[] | undefined)?.map(Number) })
-    at += 8 + len
-  }
-  return { records, torn: false }
+/** A whole record where it lies in its segment (`at`: its frame's first byte, `end`: the byte after it). */
+export interface PlacedRecord extends JournalRecord {
+  at: number
+  end: number
 }
 
-/** Every record of the folder's segments in order, and the segments that ended torn. */
-export function readJournal(dataDir: string): { records: JournalRecord[]; torn: number[] } {
-  const dir = join(dataDir, JOURNAL_DIR)
-  const records: JournalRecord[] = []
-  const torn: number[] = []
-  for (const n of segments(dir)) {
-    const seg = decodeSegment(readFileSync(join(dir, segmentName(n))))
-    records.push(...seg.records)
-    if (seg.torn) torn.push(n)
+/** Bytes of a segment that are not a whole record: from `at` up to the next whole record (or the end). */
+export interface BadSpan {
+  at: number
+  end: number
+  /** What was wrong at `at`, in words. */
+  reason: string
+  /** The length field says more bytes follow than the segment has: what a crash in the middle of an append leaves. */
+  cutShort: boolean
+}
+
+type Attempt = { ok: true; rec: PlacedRecord } | { ok: false; reason: string; cutShort?: boolean; frameEnd?: number }
+
+/** The payload of a frame whose CRC held, as a record; throws when it is not one. */
+function payloadRecord(payload: Buffer): JournalRecord {
+  const doc = BSON.deserialize(payload, { promoteValues: false })
+  const m = doc.m
+  if (!(m instanceof BSON.Binary)) throw new Error('no command bytes (m)')
+  const s = Number(doc.s)
+  if (!Number.isSafeInteger(s) || s < 1) throw new Error(`sequence number ${String(doc.s)}`)
+  const rec: JournalRecord = { s, m: Buffer.from(m.buffer.buffer, m.buffer.byteOffset, m.position), up: doc.up as JournalRecord['up'], err: (doc.err as unknown[] | undefined)?.map(Number) }
+  // Replay reads the command the same way: a record it could not send is no record.
+  const cmd = commandOf(rec.m, { promoteValues: false, promoteLongs: false, promoteBuffers: false })
+  const name = Object.keys(cmd)[0]
+  if (!name || !JOURNALED_COMMANDS.has(name) || typeof cmd[name] !== 'string') throw new Error(`not a journaled write (${JSON.stringify(name)})`)
+  return rec
+}
+
+function attempt(buf: Buffer, at: number): Attempt {
+  const left = buf.length - at
+  if (left < 8) return { ok: false, reason: `${left} byte(s), fewer than a record's 8-byte frame`, cutShort: true }
+  const len = buf.readUInt32LE(at)
+  if (len < 5) return { ok: false, reason: `its length field says ${len} bytes, fewer than any record` }
+  if (left - 8 < len) return { ok: false, reason: `its length field says ${len} bytes follow, but only ${left - 8} do`, cutShort: true }
+  const payload = buf.subarray(at + 8, at + 8 + len)
+  if (crc32(payload) !== buf.readUInt32LE(at + 4)) return { ok: false, reason: `it fails its CRC-32 check (length field ${len})` }
+  try {
+    return { ok: true, rec: { ...payloadRecord(payload), at, end: at + 8 + len } }
+  } catch (err) {
+    return { ok: false, reason: `its frame and CRC are valid, but its payload is not a journal record (${(err as Error).message})`, frameEnd: at + 8 + len }
   }
-  return { records, torn }
+}
+
+/**
+ * The next whole record at or after `from`. Cheap checks first (the length fits, the BSON's own
+ * length agrees with it, the BSON ends in its 0 byte), the CRC and the payload only then.
+ */
+function nextWhole(buf: Buffer, from: number): PlacedRecord | null {
+  for (let q = from; q + 8 + 5 <= buf.length; q++) {
+    const len = buf.readUInt32LE(q)
+    if (len < 5 || q + 8 + len > buf.length || buf.readUInt32LE(q + 8) !== len || buf[q + 8 + len - 1] !== 0) continue
+    const got = attempt(buf, q)
+    if (got.ok) return got.rec
+  }
+  return null
+}
+
+/**
+ * Every whole record of one segment's bytes, and the spans between them that are not records. A
+ * bad record never hides the ones after it: reading goes on at the end its frame gives when the
+ * frame held (a CRC or payload that is wrong), or else at the next offset where a whole record
+ * begins (a length field that is wrong).
+ */
+export function scanSegment(buf: Buffer): { records: PlacedRecord[]; bad: BadSpan[] } {
+  const records: PlacedRecord[] = []
+  const bad: BadSpan[] = []
+  let at = 0
+  while (at < buf.length) {
+    const got = attempt(buf, at)
+    if (got.ok) {
+      records.push(got.rec)
+      at = got.rec.end
+      continue
+    }
+    // Where the frame says the next record begins, when that is one: exactly this record is skipped.
+    let next: PlacedRecord | null = null
+    if (got.frameEnd !== undefined) {
+      const there = got.frameEnd < buf.length ? attempt(buf, got.frameEnd) : null
+      next = there?.ok ? there.rec : null
+      if (!next && got.frameEnd >= buf.length) {
+        bad.push({ at, end: buf.length, reason: got.reason, cutShort: false })
+        break
+      }
+      if (!next) next = nextWhole(buf, got.frameEnd)
+    } else {
+      const len = buf.length - at >= 8 ? buf.readUInt32LE(at) : 0
+      const guess = at + 8 + len
+      const there = len >= 5 && guess < buf.length ? attempt(buf, guess) : null
+      next = there?.ok ? there.rec : nextWhole(buf, at + 1)
+    }
+    bad.push({ at, end: next ? next.at : buf.length, reason: got.reason, cutShort: !next && got.cutShort === true })
+    if (!next) break
+    records.push(next)
+    at = next.end
+  }
+  return { records, bad }
+}
+
+/** One segment of the journal as read: its number, file, whole records and unreadable spans. */
+export interface ReadSegment {
+  n: number
+  file: string
+  size: number
+  records: PlacedRecord[]
+  bad: BadSpan[]
+}
+
+/** Every segment of the folder's journal, in order. */
+export function readSegments(dataDir: string): ReadSegment[] {
+  const dir = join(dataDir, JOURNAL_DIR)
+  return segments(dir).map((n) => {
+    const file = join(dir, segmentName(n))
+    const buf = readFileSync(file)
+    return { n, file, size: buf.length, ...scanSegment(buf) }
+  })
 }
 
 export class Journal {

@@ -11,7 +11,8 @@ import { logger } from '../logger.ts'
 import { DataFolderError, recordChildren, releaseLock, swapIn, type OpenedFolder } from './data-folder.ts'
 import { CUTS, collectionsToSave, restoreSnapshot, reuseFrom, writeSnapshot, type KnownCollections } from './snapshot.ts'
 import { snapshotThread } from './snapshot-client.ts'
-import { Journal, readJournal } from './journal.ts'
+import { Journal } from './journal.ts'
+import { recoverJournal } from './journal-recovery.ts'
 import { replayJournal } from './journal-replay.ts'
 import { startJournalProxy } from './journal-proxy.ts'
 
@@ -40,6 +41,8 @@ export async function keepStore(opts: {
   known: KnownCollections
   intervalMs: number
   childPids: number[]
+  /** Start even when the journal is damaged, without what the damage held (journal-recovery.ts). */
+  acceptJournalDamage?: boolean
 }): Promise<KeptStore> {
   const { folder } = opts
   await recordChildren(folder.dir, opts.childPids)
@@ -53,8 +56,8 @@ export async function keepStore(opts: {
       throw new DataFolderError(`${cutsPath} is damaged (not valid JSON). Move the data folder aside to start with an empty store.`)
     }
   }
-  const journaled = readJournal(folder.dir)
-  if (journaled.torn.length) logger.warn({ segments: journaled.torn }, 'the journal ends in a record cut short (a crash while writing it): that record was never acknowledged and is left out')
+  // Damage to the journal stops here too, unless its loss is accepted (nothing has started yet).
+  const journaled = recoverJournal(folder.dir, { accept: opts.acceptJournalDamage === true, floor: Math.max(0, ...Object.values(cuts ?? {})) })
   const client = new MongoClient(opts.mongoUrl, { serverSelectionTimeoutMS: 5_000 })
   let lastSeq = 0
   /** Collections the replay changed since the snapshot: the next snapshot reads them again. */
