@@ -1,7 +1,8 @@
-// Entry of a render thread (piscina). Receives a validated request, returns the bytes of its
-// output format (the PDF, a Factur-X PDF/A-3b, or UBL/XRechnung XML).
+// Entry of a render thread (piscina; started by pool-render-threads.ts). Receives a validated
+// request, returns the bytes of its output format (the PDF, a Factur-X PDF/A-3b, or UBL/XRechnung
+// XML). Loading the renderer checks and installs the pdfmake/PDFKit patches (patches/README.md).
 import { move } from 'piscina'
-import { loadEInvoice, renderInvoiceOutput } from './render-output.ts'
+import { loadEInvoice, renderInvoiceOutput } from './thread-render-output.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 
 export interface RenderTask {

@@ -1,14 +1,18 @@
-// pdfmake rendering: request (+ logo) → PDF bytes. CPU-bound and blocking: it runs only inside
-// the render thread pool of worker processes (render-pool.ts), never on an HTTP event loop.
+// pdfmake rendering, in a render thread: request (+ logo) → PDF bytes. CPU-bound and blocking: it
+// runs only inside the render threads of worker processes (pool-render-threads.ts), never on an
+// HTTP event loop.
 import pdfmake from 'pdfmake'
 import { buildInvoiceDocument, type BuildOptions } from './document.ts'
 import { INVALID_LOGO } from './logo.ts'
 import { embeddedFontFiles, pdfmakeFonts, READABLE_FONT_FILES } from './fonts.ts'
-import { shareParsedFonts } from './font-cache.ts'
-// Faster paths inside pdfmake and PDFKit that change no byte of a PDF (each file says why).
-import './style-lookup.ts'
-import './color-ops.ts'
+import { shareParsedFonts } from './patches/font-cache.ts'
+import { installPatches } from './patches/install-patches.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
+
+// Faster paths inside pdfmake and PDFKit that change no byte of a PDF (patches/README.md). Loading
+// this file is how a render thread starts (thread-entry.ts): the check runs here, and a patched
+// method gone in an upgrade stops the thread with an error naming the package and its version.
+installPatches()
 
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
 pdfmake.setUrlAccessPolicy(() => false)
