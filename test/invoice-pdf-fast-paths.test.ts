@@ -11,6 +11,7 @@ import pdfmake from 'pdfmake'
 import { createRequire } from 'node:module'
 import { renderInvoicePdf } from '../src/invoice/pdf/thread-render-pdf.ts'
 import { renderInvoiceOutput } from '../src/invoice/pdf/thread-render-output.ts'
+import { installPatches } from '../src/invoice/pdf/patches/install-patches.ts'
 import { sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/patches/font-cache.ts'
 import { pdfmakeFonts, READABLE_FONT_FILES } from '../src/invoice/pdf/fonts.ts'
 import { embeddedFontRequests, richInvoice, STANDARD_FONTS, styledDocument } from './helpers/pdf-fast-paths-docs.ts'
@@ -27,31 +28,9 @@ type Which = 'styled' | 'invoice'
 const FONTS: Record<Which, Record<string, Record<string, string>>> = { styled: STANDARD_FONTS, invoice: pdfmakeFonts('Helvetica') }
 const fontNames = (which: Which) => Object.values(FONTS[which]).flatMap((f) => Object.values(f))
 
-async function ours(which: Which): Promise<Buffer> {
-  pdfmake.setFonts(FONTS[which])
-  return (await pdfmake.createPdf((which === 'styled' ? styledDocument() : richInvoice()) as never).getBuffer()) as Buffer
-}
-
-/** The same definition through stock pdfmake, in a process that loads nothing of ours but the builders. */
-function stock(which: Which): Buffer {
-  const script = `
-    import pdfmake from 'pdfmake'
-    import { richInvoice, STANDARD_FONTS, styledDocument } from './test/helpers/pdf-fast-paths-docs.ts'
-    import { pdfmakeFonts } from './src/invoice/pdf/fonts.ts'
-    const which = process.argv[1]
-    const fonts = which === 'styled' ? STANDARD_FONTS : pdfmakeFonts('Helvetica')
-    const names = Object.values(fonts).flatMap((f) => Object.values(f))
-    pdfmake.setUrlAccessPolicy(() => false)
-    pdfmake.setLocalAccessPolicy((path) => names.includes(path))
-    pdfmake.setFonts(fonts)
-    const doc = which === 'styled' ? styledDocument() : richInvoice()
-    process.stdout.write((await pdfmake.createPdf(doc).getBuffer()).toString('base64'))`
-  return Buffer.from(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, which], { encoding: 'utf8', timeout: 40_000 }), 'base64')
-}
-
 /** The three patched methods' source, as a process runs them (a stock process must not run ours). */
 const PATCHED_SOURCES = `
-    const req = createRequire(process.cwd() + '/')
+    const req = (await import('node:module')).createRequire(process.cwd() + '/')
     const patched = [
       req('pdfmake/js/StyleContextStack').default.prototype.getProperty,
       req('pdfmake/js/PDFDocument').default.prototype.provideFont,
@@ -64,13 +43,44 @@ const ourSources = () => [
   (require('pdfkit') as { prototype: object }).prototype,
 ].map((proto, i) => String((proto as Record<string, unknown>)[['getProperty', 'provideFont', '_setColorCore'][i]!]))
 
+async function ours(which: Which): Promise<Buffer> {
+  pdfmake.setFonts(FONTS[which])
+  return (await pdfmake.createPdf((which === 'styled' ? styledDocument() : richInvoice()) as never).getBuffer()) as Buffer
+}
+
+/** The same definition through stock pdfmake, in a process that loads nothing of ours but the builders. */
+function stock(which: Which): { pdf: Buffer; patched: string[] } {
+  const script = `
+    import pdfmake from 'pdfmake'
+    import { richInvoice, STANDARD_FONTS, styledDocument } from './test/helpers/pdf-fast-paths-docs.ts'
+    import { pdfmakeFonts } from './src/invoice/pdf/fonts.ts'
+    const which = process.argv[1]
+    const fonts = which === 'styled' ? STANDARD_FONTS : pdfmakeFonts('Helvetica')
+    const names = Object.values(fonts).flatMap((f) => Object.values(f))
+    pdfmake.setUrlAccessPolicy(() => false)
+    pdfmake.setLocalAccessPolicy((path) => names.includes(path))
+    pdfmake.setFonts(fonts)
+    const doc = which === 'styled' ? styledDocument() : richInvoice()
+    const pdf = (await pdfmake.createPdf(doc).getBuffer()).toString('base64')
+    ${PATCHED_SOURCES}
+    process.stdout.write(JSON.stringify({ pdf, patched }))`
+  const out = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, which], { encoding: 'utf8', timeout: 40_000 })) as { pdf: string; patched: string[] }
+  return { pdf: Buffer.from(out.pdf, 'base64'), patched: out.patched }
+}
+
+/** This process runs the patched methods, the stock process pdfmake's and PDFKit's own. */
+function assertStock(patched: string[]): void {
+  const ours = ourSources()
+  assert.equal(patched.length, ours.length)
+  for (const [i, source] of ours.entries()) assert.notEqual(patched[i], source, 'one side ran pdfmake and PDFKit unpatched, the other patched')
+}
+
 /**
  * The embedded-font requests through stock pdfmake (the fonts in its virtual file system, as the
  * service loads them), and the Factur-X output the e-invoice step makes of each of those PDFs.
  */
 function stockEmbedded(): { pdfs: Buffer[]; facturx: Buffer[]; patched: string[] } {
   const script = `
-    import { createRequire } from 'node:module'
     import pdfmake from 'pdfmake'
     import { embeddedFontRequests } from './test/helpers/pdf-fast-paths-docs.ts'
     import { buildInvoiceDocument } from './src/invoice/pdf/document.ts'
@@ -95,6 +105,8 @@ function stockEmbedded(): { pdfs: Buffer[]; facturx: Buffer[]; patched: string[]
 
 describe('invoice PDF: the faster pdfmake and PDFKit paths change no byte', function () {
   this.timeout(60_000)
+  // As a render thread does when it starts (thread-entry.ts).
+  before(() => installPatches())
   // Times and Courier are not fonts invoices use: readable for these documents only.
   before(() => pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path) || fontNames('styled').includes(path)))
   after(() => pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path)))
@@ -102,7 +114,8 @@ describe('invoice PDF: the faster pdfmake and PDFKit paths change no byte', func
   it('styles with extends and cycles, every colour form, three standard families with kerning, tables, lines, several pages', async () => {
     const mine = await ours('styled')
     const again = await ours('styled') // a second document: every table and cache already warm
-    const theirs = stock('styled')
+    const { pdf: theirs, patched } = stock('styled')
+    assertStock(patched)
     assert.match(pdfText(theirs), /Courier bold: AVATAR Wave/)
     assert.match(pdfText(theirs), /Row 69/)
     assert.equal(withoutDate(mine), withoutDate(theirs))
@@ -111,7 +124,8 @@ describe('invoice PDF: the faster pdfmake and PDFKit paths change no byte', func
 
   it('a German invoice with adjustments over several pages, as the service builds it', async () => {
     const mine = await ours('invoice')
-    const theirs = stock('invoice')
+    const { pdf: theirs, patched } = stock('invoice')
+    assertStock(patched)
     assert.match(pdfText(theirs), /Müller & Söhne GmbH/)
     assert.equal(withoutDate(mine), withoutDate(theirs))
   })
@@ -130,8 +144,7 @@ describe('invoice PDF: the faster pdfmake and PDFKit paths change no byte', func
     assert.ok(sharedFontReuses() > reuses, 'the shared parsed fonts were used')
     assert.ok(sharedLayoutWords('NotoSans-Regular.ttf') > 0, 'the shared word layouts were used')
     const theirs = stockEmbedded()
-    assert.equal(theirs.patched.length, 3)
-    for (const [i, source] of ourSources().entries()) assert.notEqual(theirs.patched[i], source, 'the stock process ran pdfmake and PDFKit unpatched')
+    assertStock(theirs.patched)
     assert.match(pdfText(theirs.pdfs[0]!), /保守サービス/)
     assert.match(pdfText(theirs.pdfs[0]!), /Ελληνικά Кириллица/)
     assert.deepEqual(pdfFonts(theirs.pdfs[0]!).filter((f) => !f.embedded), [])

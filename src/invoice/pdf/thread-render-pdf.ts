@@ -9,11 +9,6 @@ import { shareParsedFonts } from './patches/font-cache.ts'
 import { installPatches } from './patches/install-patches.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 
-// Faster paths inside pdfmake and PDFKit that change no byte of a PDF (patches/README.md). Loading
-// this file is how a render thread starts (thread-entry.ts): the check runs here, and a patched
-// method gone in an upgrade stops the thread with an error naming the package and its version.
-installPatches()
-
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
 pdfmake.setUrlAccessPolicy(() => false)
 pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path))
@@ -23,6 +18,10 @@ const vfs = (pdfmake as unknown as { virtualfs: { writeFileSync(name: string, da
 let vfsLoaded = false
 
 export async function renderInvoicePdf(req: InvoiceRequest, opts: BuildOptions): Promise<Buffer> {
+  // Faster paths inside pdfmake and PDFKit that change no byte of a PDF (patches/README.md),
+  // checked and installed as a render thread starts (thread-entry.ts; here for the scripts and
+  // tests that render without a thread). After the first call this only reads a flag.
+  installPatches()
   try {
     return await render(req, opts)
   } catch (err) {
