@@ -17,7 +17,7 @@ const require = createRequire(import.meta.url)
 const DEPS: Dependency[] = ['pdfmake', 'pdfkit', 'fontkit']
 
 /** The error checkPatchTargets throws for these targets (fails the test when it throws none). */
-function failure(targets: PatchTarget[], installed = installedPackages()): PatchTargetError {
+function failure(targets: readonly PatchTarget[], installed = installedPackages()): PatchTargetError {
   try {
     checkPatchTargets(targets, installed)
   } catch (err) {
