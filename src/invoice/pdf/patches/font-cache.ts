@@ -10,8 +10,11 @@
 // a PDFKit font): fontkit's own create() export cannot be replaced (a non-configurable getter).
 //
 // The standard fonts (Helvetica, the default invoice's font) are shared too: see sharedAfm below.
+// No byte of a PDF changes (test/invoice-pdf-fast-paths.test.ts compares standard-font and
+// embedded-font renders with stock pdfmake's; test/invoice-font-cache.test.ts shows the sharing).
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { requireInternal, type PatchTarget } from './patched-versions.ts'
 
 interface FontkitFont {
   createSubset(): unknown
@@ -30,7 +33,7 @@ interface PdfmakeDocument {
 
 const require = createRequire(import.meta.url)
 const fontkit = require('fontkit') as { create(buffer: Uint8Array): FontkitFont }
-const proto = (require('pdfmake/js/PDFDocument') as { default: { prototype: PdfmakeDocument } }).default.prototype
+const proto = (requireInternal(require, 'pdfmake/js/PDFDocument') as { default?: { prototype: PdfmakeDocument } } | undefined)?.default?.prototype
 
 /** Font file name (as in pdfmake's font descriptors) → the font parsed once. */
 const parsed = new Map<string, FontkitFont>()
@@ -71,10 +74,10 @@ export function sharedFontReuses(): number {
   return reuses
 }
 
-const provideFont = proto.provideFont
-proto.provideFont = function (this: PdfmakeDocument, family: string, bold: boolean, italics: boolean): PdfkitFont {
+const provideFont = proto?.provideFont
+const provideSharedFont = function (this: PdfmakeDocument, family: string, bold: boolean, italics: boolean): PdfkitFont {
   const known = this.fontCache[family]?.[this.getFontType(bold, italics)]
-  const font = provideFont.call(this, family, bold, italics)
+  const font = provideFont!.call(this, family, bold, italics)
   if (known) return font
   const file = this.getFontFile(family, bold, italics)
   const shared = typeof file === 'string' ? parsed.get(file) : undefined
@@ -105,15 +108,16 @@ interface AfmTables {
 /** Left glyph → right glyph → kerning: the pairs of `kernPairs` ("left\0right" keys) by glyph. */
 type KernRows = Record<string, Record<string, number> | undefined>
 type AfmFont = AfmTables & { parse(contents: string): void; getKernPair(left: string, right: string | undefined): number }
-const PdfkitDocument = require('pdfkit') as new (opts: object) => { font(name: string): unknown; _font: { font: AfmFont } }
+const PdfkitDocument = require('pdfkit') as new (opts: object) => { font(name: string): unknown; _font?: { font?: AfmFont } }
 const afmProto = (() => {
   const probe = new PdfkitDocument({ autoFirstPage: false })
   probe.font('Helvetica')
-  return Object.getPrototypeOf(probe._font.font) as AfmFont
+  const font = probe._font?.font
+  return font ? (Object.getPrototypeOf(font) as AfmFont) : undefined
 })()
-const parseAfm = afmProto.parse
+const parseAfm = afmProto?.parse
 const sharedAfm = new Map<string, AfmTables>()
-afmProto.parse = function (this: AfmFont, contents: string): void {
+const parseOnce = function (this: AfmFont, contents: string): void {
   const known = sharedAfm.get(contents)
   if (known) {
     this.attributes = known.attributes
@@ -123,7 +127,7 @@ afmProto.parse = function (this: AfmFont, contents: string): void {
     this.kernRows = known.kernRows
     return
   }
-  parseAfm.call(this, contents)
+  parseAfm!.call(this, contents)
   this.kernRows = kernRowsOf(this.kernPairs)
   sharedAfm.set(contents, { attributes: this.attributes, glyphWidths: this.glyphWidths, boundingBoxes: this.boundingBoxes, kernPairs: this.kernPairs, kernRows: this.kernRows })
 }
@@ -143,7 +147,7 @@ function kernRowsOf(pairs: Record<string, number>): KernRows {
   }
   return rows
 }
-afmProto.getKernPair = function (this: AfmFont, left: string, right: string | undefined): number {
+const kernPairByRow = function (this: AfmFont, left: string, right: string | undefined): number {
   const row = this.kernRows[left]
   return (row !== undefined && right !== undefined && row[right]) || 0
 }
@@ -157,7 +161,7 @@ const fs = require('node:fs') as { readFileSync: (...args: unknown[]) => unknown
 const afmDir = join(dirname(require.resolve('pdfkit')), 'data')
 const afmTexts = new Map<string, string>()
 const readFileSync = fs.readFileSync
-fs.readFileSync = function (this: unknown, ...args: unknown[]): unknown {
+const readAfmOnce = function (this: unknown, ...args: unknown[]): unknown {
   const [path, options] = args
   if (options === 'utf8' && typeof path === 'string' && path.endsWith('.afm') && dirname(path) === afmDir) {
     let text = afmTexts.get(path)
@@ -170,4 +174,23 @@ fs.readFileSync = function (this: unknown, ...args: unknown[]): unknown {
 /** How many standard-font metrics texts this thread has parsed (for tests). */
 export function sharedAfmFonts(): number {
   return sharedAfm.size
+}
+
+/** What these patches replace, call or read: checked before anything is patched (patched-versions.ts). */
+export const fontCacheTargets: PatchTarget[] = [
+  { dependency: 'pdfmake', owner: 'PDFDocument.prototype', object: proto, methods: ['provideFont', 'getFontType', 'getFontFile'], patch: 'font-cache.ts' },
+  { dependency: 'fontkit', owner: 'fontkit', object: fontkit, methods: ['create'], patch: 'font-cache.ts' },
+  // PDFKit's standard-font metrics parser, a class PDFKit does not export (reached as doc._font.font).
+  { dependency: 'pdfkit', owner: 'AFMFont.prototype', object: afmProto, methods: ['parse', 'getKernPair'], files: ['Helvetica.afm', 'Helvetica-Bold.afm'].map((f) => join(afmDir, f)), patch: 'font-cache.ts' },
+]
+
+/**
+ * Replace pdfmake's PDFDocument.prototype.provideFont, PDFKit's AFMFont.prototype.parse and
+ * getKernPair, and node:fs readFileSync for PDFKit's metrics files (once, by installPatches).
+ */
+export function installFontCache(): void {
+  proto!.provideFont = provideSharedFont
+  afmProto!.parse = parseOnce
+  afmProto!.getKernPair = kernPairByRow
+  fs.readFileSync = readAfmOnce
 }

@@ -1,13 +1,12 @@
-// pdfmake rendering: request (+ logo) → PDF bytes. CPU-bound and blocking: it runs only inside
-// the render thread pool of worker processes (render-pool.ts), never on an HTTP event loop.
+// pdfmake rendering, in a render thread: request (+ logo) → PDF bytes. CPU-bound and blocking: it
+// runs only inside the render threads of worker processes (pool-render-threads.ts), never on an
+// HTTP event loop.
 import pdfmake from 'pdfmake'
 import { buildInvoiceDocument, type BuildOptions } from './document.ts'
 import { INVALID_LOGO } from './logo.ts'
 import { embeddedFontFiles, pdfmakeFonts, READABLE_FONT_FILES } from './fonts.ts'
-import { shareParsedFonts } from './font-cache.ts'
-// Faster paths inside pdfmake and PDFKit that change no byte of a PDF (each file says why).
-import './style-lookup.ts'
-import './color-ops.ts'
+import { shareParsedFonts } from './patches/font-cache.ts'
+import { installPatches } from './patches/install-patches.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 
 // No network and no file access from inside a document: fonts are Buffers, images data: URLs.
@@ -19,6 +18,10 @@ const vfs = (pdfmake as unknown as { virtualfs: { writeFileSync(name: string, da
 let vfsLoaded = false
 
 export async function renderInvoicePdf(req: InvoiceRequest, opts: BuildOptions): Promise<Buffer> {
+  // Faster paths inside pdfmake and PDFKit that change no byte of a PDF (patches/README.md),
+  // checked and installed as a render thread starts (thread-entry.ts; here for the scripts and
+  // tests that render without a thread). After the first call this only reads a flag.
+  installPatches()
   try {
     return await render(req, opts)
   } catch (err) {

@@ -1,8 +1,9 @@
 // A pool of render threads per worker process, so a render never blocks the worker's event loop
-// (lock renewal, other queues). A worker process warms the pool as it starts (warmRenderPool).
+// (lock renewal, other queues). Runs on the worker's main thread; each thread runs
+// thread-entry.ts. A worker process warms the pool as it starts (warmRenderPool).
 import v8 from 'node:v8'
 import { Piscina } from 'piscina'
-import type { RenderTask, WarmEInvoiceTask } from './render-thread.ts'
+import type { RenderTask, WarmEInvoiceTask } from './thread-entry.ts'
 import { invoiceBodySchema } from '../invoice-schema.ts'
 
 let pool: Piscina | null = null
@@ -30,7 +31,7 @@ export function renderPool(threads: number): Piscina {
     // no per-thread setting for the starting size; the main thread's heap already exists).
     v8.setFlagsFromString(`--min-semi-space-size=${RENDER_THREAD_SEMI_SPACE_MB}`)
     pool = new Piscina({
-      filename: new URL('./render-thread.ts', import.meta.url).href,
+      filename: new URL('./thread-entry.ts', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
       idleTimeout: 60_000,

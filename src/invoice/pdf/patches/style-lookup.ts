@@ -4,8 +4,9 @@
 // render and much of its garbage. The same walk, allocating only for a style that `extends`
 // another (which these invoices never use; there the original walk with its cycle guard runs).
 // Answers are the same in the same order, so the PDF is byte for byte the same
-// (test/invoice-font-cache.test.ts compares a render with stock pdfmake's).
+// (test/invoice-pdf-fast-paths.test.ts compares renders with stock pdfmake's).
 import { createRequire } from 'node:module'
+import { requireInternal, type PatchTarget } from './patched-versions.ts'
 
 type Style = Record<string, unknown> & { extends?: string | string[] }
 interface StyleStack {
@@ -22,7 +23,13 @@ interface StyleStackClass {
 }
 
 const require = createRequire(import.meta.url)
-const Stack = (require('pdfmake/js/StyleContextStack') as { default: StyleStackClass }).default
+const Stack = (requireInternal(require, 'pdfmake/js/StyleContextStack') as { default?: StyleStackClass } | undefined)?.default
+
+/** What this patch replaces or calls: checked before anything is patched (patched-versions.ts). */
+export const styleLookupTargets: PatchTarget[] = [
+  { dependency: 'pdfmake', owner: 'StyleContextStack', object: Stack, methods: ['getStyleProperty'], patch: 'style-lookup.ts' },
+  { dependency: 'pdfmake', owner: 'StyleContextStack.prototype', object: Stack?.prototype, methods: ['getProperty', 'autopush', 'pop'], patch: 'style-lookup.ts' },
+]
 
 const isValue = (v: unknown) => v !== undefined && v !== null
 
@@ -43,7 +50,7 @@ function fromStyle(stack: StyleStack, name: string | String, property: string, v
   return undefined
 }
 
-Stack.prototype.getProperty = function (this: StyleStack, property: string): unknown {
+const getProperty = function (this: StyleStack, property: string): unknown {
   const overrides = this.styleOverrides
   if (overrides) {
     for (let i = overrides.length - 1; i >= 0; i--) {
@@ -65,7 +72,7 @@ Stack.prototype.getProperty = function (this: StyleStack, property: string): unk
   return this.defaultStyle && this.defaultStyle[property]
 }
 
-Stack.getStyleProperty = function (item: Record<string, unknown>, stack: StyleStack | undefined, property: string, defaultValue: unknown): unknown {
+const getStyleProperty = function (item: Record<string, unknown>, stack: StyleStack | undefined, property: string, defaultValue: unknown): unknown {
   if (isValue(item[property])) return item[property]
   if (!stack) return defaultValue
   // pdfmake's `auto(item, callback)` without the callback: push, read, pop (no pop on a throw, as there).
@@ -73,4 +80,11 @@ Stack.getStyleProperty = function (item: Record<string, unknown>, stack: StyleSt
   const value = stack.getProperty(property)
   if (pushed > 0) stack.pop(pushed)
   return isValue(value) ? value : defaultValue
+}
+
+/** Replace StyleContextStack.prototype.getProperty and StyleContextStack.getStyleProperty (once, by installPatches). */
+export function installStyleLookup(): void {
+  const stack = Stack!
+  stack.prototype.getProperty = getProperty
+  stack.getStyleProperty = getStyleProperty
 }

@@ -1,8 +1,8 @@
-// What an invoice-render job does: fetch the request's logo, render in the thread pool, record the
-// invoice with its PDF and hand the PDF to the waiting request with the wake. Bad input (an
-// unusable logo) fails for good with a 400 the client sees; other errors are retried, and the last
-// attempt fails the invoice with a 503. Batch chunks (render-batch-chunk.ts) share the render step
-// and these rules.
+// What an invoice-render job does, on the worker's main thread: fetch the request's logo, render in
+// the thread pool (pool-render-threads.ts), record the invoice with its PDF and hand the PDF to the
+// waiting request with the wake. Bad input (an unusable logo) fails for good with a 400 the client
+// sees; other errors are retried, and the last attempt fails the invoice with a 503. Batch chunks
+// (render-batch-chunk.ts) share the render step and these rules.
 import type { Job } from 'bullmq'
 import type { Platform } from '../../platform/platform.ts'
 import { PermanentJobError, wakeWith } from '../../platform/queue/job.ts'
@@ -10,7 +10,7 @@ import { clock } from '../../platform/clock.ts'
 import { metrics } from '../../platform/ops/metrics.ts'
 import { hostname } from 'node:os'
 import { fetchLogo, INVALID_LOGO, LogoError } from './logo.ts'
-import { renderInPool } from './render-pool.ts'
+import { renderInPool } from './pool-render-threads.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../invoice-schema.ts'
 import { getInvoice, markDone, markFailed, markRendering, OPEN, recordDone, recordFailed, type InvoiceRecord } from '../store/invoice-store.ts'
 

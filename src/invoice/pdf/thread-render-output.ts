@@ -1,9 +1,9 @@
 // One rendered invoice in the request's output format: the plain PDF (default), Factur-X (the
 // same PDF with every font embedded, turned into PDF/A-3b with the CII XML inside), or UBL /
-// XRechnung XML. Runs inside the render threads.
+// XRechnung XML. Runs inside the render threads (thread-entry.ts).
 import { createRequire } from 'node:module'
 import type { BuildOptions } from './document.ts'
-import { renderInvoicePdf } from './render.ts'
+import { renderInvoicePdf } from './thread-render-pdf.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
 
 // The e-invoice libraries cost a render thread ~1 s of CPU to load: a thread loads them with its

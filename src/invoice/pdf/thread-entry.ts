@@ -1,8 +1,22 @@
-// Entry of a render thread (piscina). Receives a validated request, returns the bytes of its
-// output format (the PDF, a Factur-X PDF/A-3b, or UBL/XRechnung XML).
+// Entry of a render thread (piscina; started by pool-render-threads.ts). Receives a validated
+// request, returns the bytes of its output format (the PDF, a Factur-X PDF/A-3b, or UBL/XRechnung
+// XML). It checks and installs the pdfmake/PDFKit patches as it starts (patches/README.md).
 import { move } from 'piscina'
-import { loadEInvoice, renderInvoiceOutput } from './render-output.ts'
+import { loadEInvoice, renderInvoiceOutput } from './thread-render-output.ts'
+import { installPatches } from './patches/install-patches.ts'
 import type { InvoiceRequest } from '../invoice-schema.ts'
+
+// The patches are checked and installed as the thread starts. A failed check (a patched method
+// gone in an upgrade) is thrown by every task, not here: piscina swallows an error thrown while it
+// loads this file and reports its own fallback's instead ("Unknown file extension .ts").
+const patchFailure = (() => {
+  try {
+    installPatches()
+    return undefined
+  } catch (err) {
+    return err as Error
+  }
+})()
 
 export interface RenderTask {
   request: InvoiceRequest
@@ -16,6 +30,7 @@ export interface WarmEInvoiceTask {
 }
 
 export default async function render(task: RenderTask | WarmEInvoiceTask): Promise<Uint8Array | ArrayBufferView> {
+  if (patchFailure) throw patchFailure
   if ('warm' in task) {
     await loadEInvoice()
     return new Uint8Array(0)
