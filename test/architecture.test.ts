@@ -122,7 +122,7 @@ function placeOf(file: string): { layer: Layer; unit: string } | null {
  */
 const DOMAIN_LEVELS: Record<string, { levels: string[][]; rootShared: string[]; sideways?: [from: string, to: string][] }> = {
   flags: { levels: [['sdk', 'changes'], ['store'], ['engine']], rootShared: ['flag-schema.ts', 'job-contracts.ts', 'plan-limits.ts'] },
-  invoice: { levels: [['batch'], ['pdf'], ['einvoice'], ['store'], ['model']], rootShared: ['invoice-schema.ts', 'job-contracts.ts', 'pdf-response.ts'] },
+  invoice: { levels: [['batch', 'receive'], ['pdf'], ['einvoice'], ['store'], ['model']], rootShared: ['invoice-schema.ts', 'job-contracts.ts', 'pdf-response.ts'] },
   webhooks: {
     levels: [['forward', 'replay', 'search', 'signatures'], ['live'], ['store'], ['static']],
     rootShared: ['job-contracts.ts'],

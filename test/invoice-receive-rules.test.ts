@@ -7,8 +7,8 @@
 // are a 400 (fast-check over element names and depths).
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { readEInvoice } from '../src/invoice/einvoice/receive/read-einvoice.ts'
-import { renderReceivedPdf } from '../src/invoice/einvoice/receive/received-pdf.ts'
+import { readEInvoice } from '../src/invoice/receive/read-einvoice.ts'
+import { renderReceivedPdf } from '../src/invoice/receive/received-pdf.ts'
 import { HttpError } from '../src/platform/http/errors.ts'
 import { pdfText } from './helpers/pdf.ts'
 

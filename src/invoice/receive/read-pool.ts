@@ -3,7 +3,7 @@
 // when it has passed (a parse cannot check the clock midway) has its thread ended, and the client
 // gets the same 503 as a read that saw the deadline itself.
 import { Piscina } from 'piscina'
-import { HttpError, unavailable } from '../../../platform/http/errors.ts'
+import { HttpError, unavailable } from '../../platform/http/errors.ts'
 import type { ReadResult } from './read-einvoice.ts'
 import { READ_DEADLINE_MS } from './read-deadline.ts'
 import type { ReadAnswer, ReadTask } from './read-thread.ts'

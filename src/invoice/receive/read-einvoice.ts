@@ -1,7 +1,7 @@
 // Reading a received e-invoice (docs/einvoice.md, "Receiving e-invoices"): XML (UBL or CII) or a
 // Factur-X / ZUGFeRD PDF, into what it states, the request it reads into, the findings of the rules
 // it declares, and apart from them what this service would need to write it again (read-result.ts).
-import { badRequest } from '../../../platform/http/errors.ts'
+import { badRequest } from '../../platform/http/errors.ts'
 import { advisoryFindings } from './advisory-checks.ts'
 import { xsdFindings } from './checks.ts'
 import { declaredFindings, profileOf } from './declared-rules.ts'

@@ -5,7 +5,7 @@
 // well-formed and refused; fast-xml-parser then reads it with entity processing off, and the five
 // predefined entities and character references are decoded here, in text and attribute values.
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
-import { badRequest } from '../../../platform/http/errors.ts'
+import { badRequest } from '../../platform/http/errors.ts'
 
 /** CII nests about 8 levels, UBL about 6: 64 leaves room for extensions and stops stack abuse. */
 export const MAX_XML_DEPTH = 64

@@ -1,7 +1,7 @@
 // The time a read of a received e-invoice may take (docs/einvoice.md, "Receiving e-invoices"): the
 // PDF parser checks it between objects, the read between its steps, and the XSD check gets what is
 // left. Past it the answer is a 503 with Retry-After (the service is too busy), not a hang.
-import { unavailable } from '../../../platform/http/errors.ts'
+import { unavailable } from '../../platform/http/errors.ts'
 
 /** A 10 MB document reads in a few seconds on a busy core; this leaves room for a saturated one. */
 export const READ_DEADLINE_MS = 30_000

@@ -1,11 +1,11 @@
 // Entry of the thread a received e-invoice is read in (read-pool.ts): parsing a hostile 10 MB
 // document takes seconds of CPU, which on the API's event loop would stall every other request.
 // Errors cross back as data: a thread's thrown error loses its status and fields on the way.
-import { HttpError } from '../../../platform/http/errors.ts'
+import { HttpError } from '../../platform/http/errors.ts'
 import { readEInvoice, type ReadResult } from './read-einvoice.ts'
 import { ReadDeadline } from './read-deadline.ts'
 import { renderReceivedPdf } from './received-pdf.ts'
-import type { InvoiceLocale } from '../../model/einvoice-schema.ts'
+import type { InvoiceLocale } from '../model/einvoice-schema.ts'
 
 export interface ReadTask {
   body: Uint8Array

@@ -1,8 +1,8 @@
 // The seller's legal identifiers of a received e-invoice read back into the request's fields: the
 // register entry (court and number) from the additional legal information (BT-33) this service
 // writes in the invoice's language, the SIREN, and the legal registration id (BT-30) itself.
-import { luhn } from '../../model/einvoice-schema.ts'
-import { registerNote } from '../../model/legal-wording.ts'
+import { luhn } from '../model/einvoice-schema.ts'
+import { registerNote } from '../model/legal-wording.ts'
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 

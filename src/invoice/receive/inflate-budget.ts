@@ -4,7 +4,7 @@
 // it stops inflating when the output would pass it, whatever the compressed data claims.
 import { constants, inflateSync } from 'node:zlib'
 import { PDFArray, PDFName, PDFRawStream, decodePDFRawStream } from '@cantoo/pdf-lib'
-import { badRequest, payloadTooLarge } from '../../../platform/http/errors.ts'
+import { badRequest, payloadTooLarge } from '../../platform/http/errors.ts'
 
 /** Everything a request inflates (object streams, cross-reference streams, the invoice XML). */
 export const MAX_INFLATED_BYTES = 32 * 1024 * 1024

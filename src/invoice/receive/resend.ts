@@ -1,8 +1,8 @@
 // "To send this back as <format> you would need …" (docs/einvoice.md, "Receiving e-invoices"): the
 // request read from a received e-invoice against this service's own writing rules, per format.
 // These are never findings about the received document: they say what /invoice would refuse.
-import { invoiceBodySchema } from '../../invoice-schema.ts'
-import { FORMATS } from '../../model/einvoice-schema.ts'
+import { invoiceBodySchema } from '../invoice-schema.ts'
+import { FORMATS } from '../model/einvoice-schema.ts'
 import type { ResendFormat, ResendNeed, Stated } from './read-result.ts'
 
 /** The business term of a request field, for the fields a need most often names. */

@@ -6,9 +6,9 @@
 // thread, never on the API's event loop.
 import pdfmake from 'pdfmake'
 import type { Content, TDocumentDefinitions } from 'pdfmake/interfaces.js'
-import { embeddedFontFiles, fontRuns, isWinAnsi, pdfmakeFonts, READABLE_FONT_FILES, type FontName } from '../../pdf/fonts.ts'
-import { labelsFor } from '../../pdf/labels.ts'
-import type { InvoiceLocale } from '../../model/einvoice-schema.ts'
+import { embeddedFontFiles, fontRuns, isWinAnsi, pdfmakeFonts, READABLE_FONT_FILES, type FontName } from '../pdf/fonts.ts'
+import { labelsFor } from '../pdf/labels.ts'
+import type { InvoiceLocale } from '../model/einvoice-schema.ts'
 import type { ReadResult, StatedAdjustment } from './read-result.ts'
 
 const INK = '#1f2933'

@@ -2,7 +2,7 @@
 // with @cantoo/pdf-lib's parser. Everything inflated on the way (object streams, cross-reference
 // streams, the XML) shares one InflateBudget, so a compressed-stream bomb stops at the budget.
 import { PDFContext, PDFDict, PDFHexString, PDFName, PDFRawStream, PDFString } from '@cantoo/pdf-lib'
-import { HttpError, badRequest, payloadTooLarge } from '../../../platform/http/errors.ts'
+import { HttpError, badRequest, payloadTooLarge } from '../../platform/http/errors.ts'
 import { CappedPdfParser } from './capped-pdf-parser.ts'
 import { InflateBudget } from './inflate-budget.ts'
 import type { ReadDeadline } from './read-deadline.ts'
