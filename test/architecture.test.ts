@@ -375,27 +375,11 @@ interface Allowed {
   why: string
 }
 
-const ALLOWED: Allowed[] = [
-  {
-    rule: RULE.engine,
-    file: 'src/flags/engine/operators.ts',
-    to: 'src/platform/clock.ts',
-    why: 'the date operators read the platform clock (so tests can move time); the engine is to take the time from its caller instead',
-  },
-  {
-    rule: RULE.embeddedHome,
-    file: 'src/platform/embedded/',
-    to: '',
-    why: 'the embedded default still sits inside the kernel; it is to move to src/embedded/, beside src/platform/',
-  },
-  // Folders that were being reworked when the Tests paragraphs were written: each gets its own.
-  ...['src/platform/embedded/', 'src/platform/http/', 'src/invoice/einvoice/', 'src/invoice/pdf/', 'src/flags/engine/', 'src/webhooks/static/'].map((file) => ({
-    rule: RULE.readmeTests,
-    file,
-    to: '',
-    why: 'its README is to name the tests that guard the folder',
-  })),
-]
+/**
+ * Known violations, each excused by name until it is fixed (the last test fails once an entry
+ * excuses nothing, so a fixed violation takes its entry with it). None today.
+ */
+const ALLOWED: Allowed[] = []
 
 const excuses = (a: Allowed, v: Violation) => a.rule === v.rule && a.to === v.to && (a.file.endsWith('/') ? v.file.startsWith(a.file) : v.file === a.file)
 
@@ -560,7 +544,8 @@ describe('architecture: the rules, on made-up import graphs', () => {
   })
 
   it('excuses exactly what an allow-list entry names', () => {
-    const [engine, home] = ALLOWED
+    const engine: Allowed = { rule: RULE.engine, file: 'src/flags/engine/operators.ts', to: 'src/platform/clock.ts', why: 'an example' }
+    const home: Allowed = { rule: RULE.embeddedHome, file: 'src/platform/embedded/', to: '', why: 'an example' }
     const v = engineAlone(graph('src/flags/engine/operators.ts -> src/platform/clock.ts', 'src/flags/engine/operators.ts -> src/platform/ids.ts'))
     assert.deepEqual(v.map((x) => excuses(engine, x)), [true, false])
     assert.equal(excuses(home, embeddedHome(graph('src/api-role.ts -> src/platform/embedded/index.ts'))[0]), true)

@@ -1,4 +1,4 @@
-// Damage to the embedded store's write journal on disk (src/platform/embedded/journal*.ts). A
+// Damage to the embedded store's write journal on disk (src/embedded/journal*.ts). A
 // journal of 12 acknowledged inserts (records 1–12) is written through the real proxy into a data
 // folder and left as a killed process leaves it (every append is a synchronous write: the bytes
 // on disk are the same); then one byte of record 6 is changed in each of its fields, its length
@@ -14,13 +14,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import { BSON, MongoClient } from 'mongodb'
-import { Journal, JOURNAL_DIR, scanSegment, segmentName } from '../src/platform/embedded/journal.ts'
-import { DAMAGED_DIR, JournalDamageError, inspectJournal, recoverJournal } from '../src/platform/embedded/journal-recovery.ts'
-import { startJournalProxy } from '../src/platform/embedded/journal-proxy.ts'
-import { replayJournal } from '../src/platform/embedded/journal-replay.ts'
-import { openDataFolder, releaseLock } from '../src/platform/embedded/data-folder.ts'
-import { keepStore } from '../src/platform/embedded/kept-store.ts'
-import { startMongoEngine } from '../src/platform/embedded/mongo-engine.ts'
+import { Journal, JOURNAL_DIR, scanSegment, segmentName } from '../src/embedded/journal.ts'
+import { DAMAGED_DIR, JournalDamageError, inspectJournal, recoverJournal } from '../src/embedded/journal-recovery.ts'
+import { startJournalProxy } from '../src/embedded/journal-proxy.ts'
+import { replayJournal } from '../src/embedded/journal-replay.ts'
+import { openDataFolder, releaseLock } from '../src/embedded/data-folder.ts'
+import { keepStore } from '../src/embedded/kept-store.ts'
+import { startMongoEngine } from '../src/embedded/mongo-engine.ts'
 
 const ALL = Array.from({ length: 12 }, (_, i) => i + 1)
 const without = (n: number[], from = ALL) => from.filter((x) => !n.includes(x))

@@ -1,4 +1,4 @@
-// The journal's proxy (src/platform/embedded/journal-proxy.ts) fails closed: a driver configured
+// The journal's proxy (src/embedded/journal-proxy.ts) fails closed: a driver configured
 // to compress (`compressors: ['zlib']`) never does, even in front of an engine that would agree
 // (the handshake's answer loses its `compression`), so its writes are journaled and replay; a
 // compressed message sent anyway, a write in a transaction, or a command that writes (or that the
@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { BSON, MongoClient, MongoServerError, type Document } from 'mongodb'
-import { Journal } from '../src/platform/embedded/journal.ts'
-import { inspectJournal } from '../src/platform/embedded/journal-recovery.ts'
-import { startJournalProxy, type JournalProxy } from '../src/platform/embedded/journal-proxy.ts'
-import { replayJournal } from '../src/platform/embedded/journal-replay.ts'
-import { MessageFramer, OP_MSG, OP_REPLY, header, replyOf } from '../src/platform/embedded/wire.ts'
+import { Journal } from '../src/embedded/journal.ts'
+import { inspectJournal } from '../src/embedded/journal-recovery.ts'
+import { startJournalProxy, type JournalProxy } from '../src/embedded/journal-proxy.ts'
+import { replayJournal } from '../src/embedded/journal-replay.ts'
+import { MessageFramer, OP_MSG, OP_REPLY, header, replyOf } from '../src/embedded/wire.ts'
 import { logger } from '../src/platform/logger.ts'
 
 /**

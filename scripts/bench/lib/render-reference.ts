@@ -38,7 +38,7 @@ export async function rawRender(request: InvoiceRequest): Promise<Buffer> {
 if (isMainThread && process.argv[1]?.endsWith('render-reference.ts')) {
   const threads = Math.max(1, Number(process.argv[2] ?? 1))
   // A new thread does not get the main thread's TypeScript loader: it registers tsx for itself
-  // before it imports this file (as the snapshot thread does, src/platform/embedded/snapshot-client.ts).
+  // before it imports this file (as the snapshot thread does, src/embedded/snapshot-client.ts).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
   const entry = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}) })`
   const workers = Array.from({ length: threads }, () => new Worker(entry, { eval: true }))

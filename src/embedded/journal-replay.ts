@@ -3,7 +3,7 @@
 // the engine acknowledged them, as the command the client sent — with the _id an upsert got then
 // and without the statements that failed then, so that it does exactly what it did.
 import type { Db, Document } from 'mongodb'
-import { logger } from '../logger.ts'
+import { logger } from '../platform/logger.ts'
 import type { JournalRecord } from './journal.ts'
 import { commandOf } from './wire.ts'
 

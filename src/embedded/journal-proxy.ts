@@ -9,7 +9,7 @@
 // read or a journaled write is answered with an error and never reaches the engine.
 // docs/embedded-store.md, "The write journal".
 import { createServer, connect, type Server, type Socket } from 'node:net'
-import { logger } from '../logger.ts'
+import { logger } from '../platform/logger.ts'
 import { JOURNALED_COMMANDS, type Journal, type JournalRecord } from './journal.ts'
 import { CUT_COMMENT } from './snapshot.ts'
 import {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import getPort from 'get-port'
-import { logger } from '../logger.ts'
+import { logger } from '../platform/logger.ts'
 import { spawnUntilReady, type StartedChild } from './child.ts'
 
 function findRedisServer(): string | null {

@@ -9,7 +9,7 @@
 // "Damage to the journal".
 import { closeSync, linkSync, copyFileSync, mkdirSync, openSync, renameSync, readFileSync, writeSync, fsyncSync } from 'node:fs'
 import { join } from 'node:path'
-import { logger } from '../logger.ts'
+import { logger } from '../platform/logger.ts'
 import { DataFolderError } from './data-folder.ts'
 import { JOURNAL_DIR, readSegments, syncDir, type BadSpan, type JournalRecord, type ReadSegment } from './journal.ts'
 

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto'
 import { link, mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { BSON, type Db } from 'mongodb'
-import { eachLimit } from '../store/each-limit.ts'
-import { readLayout } from '../store/partitioned.ts'
+import { eachLimit } from '../platform/store/each-limit.ts'
+import { readLayout } from '../platform/store/partitioned.ts'
 
 export const SNAPSHOT_FORMAT = 'queueworks-embedded-snapshot'
 export const SNAPSHOT_VERSION = 1
