@@ -38,6 +38,7 @@ export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
 
 export const MAX_CONTEXT_ATTRIBUTES = 100
 export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes`
+export const CONTEXT_NOT_OBJECT = 'context must be an object'
 
 /**
  * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes. The in-process provider checks every
@@ -58,7 +59,7 @@ export function contextOf(body: unknown): { ok: true; context: Record<string, un
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, details: 'body must be a JSON object' }
   const c = (body as { context?: unknown }).context
   if (c === undefined || c === null) return { ok: true, context: {} }
-  if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: 'context must be an object' }
+  if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: CONTEXT_NOT_OBJECT }
   if (tooManyAttributes(c)) return { ok: false, details: TOO_MANY_ATTRIBUTES }
   return { ok: true, context: c as Record<string, unknown> }
 }
