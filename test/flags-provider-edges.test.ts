@@ -27,6 +27,18 @@ const FLAGS: (Record<string, unknown> & { key: string; type: Kind })[] = [
     fallthrough: { variants: [{ name: 'wide', weight: 50, value: 'wide' }, { name: 'narrow', weight: 50, value: 'narrow' }] },
   },
   { key: 'price', type: 'number', enabled: false, default_value: 10, rules: [] },
+  // Rules on a date, a number and a date's text: Dates and boxed values in a context count as their JSON.
+  { key: 'launch', type: 'boolean', enabled: true, default_value: false, rules: [{ conditions: [{ attribute: 'created', operator: 'before', value: '2025-01-01T00:00:00Z' }], value: true }] },
+  {
+    key: 'quota',
+    type: 'number',
+    enabled: true,
+    default_value: 0,
+    rules: [
+      { conditions: [{ attribute: 'seats', operator: 'gt', value: 10 }], value: 1 },
+      { conditions: [{ attribute: 'created', operator: 'eq', value: '2024-06-01T00:00:00.000Z' }], value: 2 },
+    ],
+  },
   { key: 'limits', type: 'object', enabled: true, default_value: { max: 3 }, rules: [{ conditions: [{ attribute: 'targetingKey', operator: 'percent', value: 50 }], value: { max: 10 } }] },
   // Names of Object.prototype's members: flags (and variants) like any other.
   { key: '__proto__', type: 'boolean', enabled: true, default_value: false, rules: [{ conditions: [{ attribute: 'country', operator: 'eq', value: 'DE' }], value: true }] },
@@ -46,7 +58,7 @@ const DEFAULTS: Record<Kind, JsonValue> = { boolean: true, string: 'dflt', numbe
 
 /** Context keys: the ones the flags read, prototype names, and anything. */
 const attrKey = fc.oneof(
-  fc.constantFrom('targetingKey', 'country', 'plan', '__proto__', 'constructor', 'prototype', 'toString', 'valueOf'),
+  fc.constantFrom('targetingKey', 'country', 'plan', 'created', 'seats', '__proto__', 'constructor', 'prototype', 'toString', 'valueOf'),
   fc.string({ maxLength: 8 }),
 )
 const attrValue = fc.oneof(
@@ -58,8 +70,14 @@ const attrValue = fc.oneof(
   fc.constant(null),
   fc.array(fc.integer(), { maxLength: 2 }),
   fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
+  // What JSON writes otherwise than JavaScript holds it (OFREP sees the JSON): Dates (valid or
+  // not), boxed primitives, objects with a toJSON, and values JSON leaves out or writes as null.
+  fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: false }),
+  fc.constantFrom(new Date('2024-06-01T00:00:00Z'), new Date(NaN), new Number(11), new Number(5), new String('DE'), new Boolean(true)),
+  fc.constantFrom({ toJSON: () => 'DE' }, { toJSON: () => 42 }, { toJSON: () => undefined }),
+  fc.constantFrom(undefined, NaN, Infinity, -0, 1e21, () => 'DE'),
 )
-/** Small contexts, and large ones around the limit of 100 attributes (95–130). */
+/** Small contexts, and large ones around the limit of 100 attributes (95–130), attributes JSON leaves out among them. */
 const contextArb = fc.oneof(
   fc.dictionary(attrKey, attrValue, { maxKeys: 8 }),
   fc.dictionary(fc.oneof(attrKey, fc.string({ minLength: 1, maxLength: 6 })), attrValue, { minKeys: 95, maxKeys: 130 }),
@@ -107,8 +125,8 @@ describe('flags: in-process provider — OFREP\'s check order, prototype names, 
     const seen = { pairs: 0, unknownTooMany: 0, tooMany: 0, found: 0 }
     await fc.assert(
       fc.asyncProperty(flagKeyArb, contextArb, fc.constantFrom<Kind>('boolean', 'string', 'number', 'object'), fc.boolean(), async (key, generated, asked, sameType) => {
-        // The context as both receive it: JSON (OFREP sends it so).
-        const ctx = JSON.parse(JSON.stringify(generated)) as EvaluationContext
+        // The same object to both: the OFREP provider sends it as JSON, the in-process one reads it.
+        const ctx = generated as EvaluationContext
         const kind = sameType ? (FLAGS.find((f) => f.key === key)?.type ?? asked) : asked
         const [a, b] = await Promise.all([details(local, kind, key, ctx), details(remote, kind, key, ctx)])
         assert.deepEqual(strip(a), strip(b), `flag ${JSON.stringify(key)} as ${kind}, ${Object.keys(ctx).length} attributes`)
@@ -134,6 +152,26 @@ describe('flags: in-process provider — OFREP\'s check order, prototype names, 
       const b = await remote.getBooleanDetails('no-such-flag', false, ctx(n))
       assert.equal(a.errorCode, code)
       assert.deepEqual(strip(a), strip(b))
+    }
+  })
+
+  it('a Date attribute counts as its ISO string, a boxed number as the number, and an undefined attribute not at all — as their JSON on OFREP', async () => {
+    const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`a${i}`, i]))
+    const cases: [Kind, string, EvaluationContext, JsonValue, string | undefined][] = [
+      ['boolean', 'launch', { created: new Date('2020-01-01T00:00:00Z') }, true, undefined],
+      ['boolean', 'launch', { created: new Date('2026-01-01T00:00:00Z') }, false, undefined],
+      ['boolean', 'launch', { created: new Date(NaN) }, false, undefined],
+      ['number', 'quota', { seats: new Number(11) as unknown as number }, 1, undefined],
+      ['number', 'quota', { created: new Date('2024-06-01T00:00:00Z') }, 2, undefined],
+      ['boolean', 'checkout', { country: new String('DE') as unknown as string }, true, undefined],
+      // 100 attributes and one JSON leaves out: 100 on both sides, so the flag is looked up.
+      ['boolean', 'no-such-flag', { ...hundred, extra: undefined }, DEFAULTS.boolean, ErrorCode.FLAG_NOT_FOUND],
+      ['boolean', 'no-such-flag', { ...hundred, extra: new Date(0) }, DEFAULTS.boolean, ErrorCode.INVALID_CONTEXT],
+    ]
+    for (const [kind, key, ctx, value, errorCode] of cases) {
+      const [a, b] = await Promise.all([details(local, kind, key, ctx), details(remote, kind, key, ctx)])
+      assert.deepEqual(strip(a), strip(b), `${key} ${JSON.stringify(ctx).slice(0, 80)}`)
+      assert.deepEqual([a.value, a.errorCode], [value, errorCode], `${key} ${JSON.stringify(ctx).slice(0, 80)}`)
     }
   })
 
