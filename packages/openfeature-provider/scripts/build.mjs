@@ -5,7 +5,12 @@
 // dist/*.d.ts are the declarations tsc emits for the package's own files that its public types
 // reach (index.d.ts first); none may reach into the engine.
 // esbuild and typescript are the repository's devDependencies: the package is built from a clone.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+// Two builds may run at once (two `npm pack`s: the package test and the docs examples in one
+// test run), so dist/ is never emptied: each file is written beside it and renamed into place
+// (a pack reading dist/ meanwhile sees whole files, old or new), and only then are files no build
+// of these sources makes removed.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -17,16 +22,27 @@ const dist = join(pkgDir, 'dist')
 const entry = join(pkgDir, 'src', 'index.ts')
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
 
-rmSync(dist, { recursive: true, force: true })
+const staging = join(pkgDir, '.build-tmp')
+mkdirSync(dist, { recursive: true })
+mkdirSync(staging, { recursive: true })
+const written = new Set()
+function put(name, text) {
+  const tmp = join(staging, `${name.replaceAll('/', '_')}.${process.pid}.${randomBytes(4).toString('hex')}`)
+  writeFileSync(tmp, text)
+  mkdirSync(dirname(join(dist, name)), { recursive: true })
+  renameSync(tmp, join(dist, name))
+  written.add(name.split('/')[0])
+}
 
 // Everything imported by name (dependencies, peer dependencies) stays an import; only files of
 // this repository are bundled. A bare import the package does not declare would fail a user's
 // install, so it is refused here.
 const declared = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})])
 const undeclared = new Set()
-await build({
+const bundle = await build({
   entryPoints: [entry],
   outfile: join(dist, 'index.js'),
+  write: false,
   bundle: true,
   format: 'esm',
   platform: 'node',
@@ -50,6 +66,7 @@ await build({
   ],
 })
 if (undeclared.size) throw new Error(`imports the package does not declare in package.json: ${[...undeclared].join(', ')}`)
+put('index.js', bundle.outputFiles[0].contents)
 
 // Declarations: tsc emits them for every file the entry point reaches (the engine's too); the
 // package ships those its public types reach, which must all be its own (src/ → dist/, beside
@@ -93,6 +110,7 @@ while (queue.length) {
     queue.push(join(dirname(file), `${path}.d.ts`))
     return `${lead}${q}${path}.js${q}`
   })
-  writeFileSync(join(dist, relative(emittedSrc, file)), out)
+  put(relative(emittedSrc, file), out)
 }
+for (const name of readdirSync(dist)) if (!written.has(name)) rmSync(join(dist, name), { recursive: true, force: true })
 console.log(`built ${relative(pkgDir, dist)}/: index.js and ${shipped.size} declaration files`)
