@@ -103,7 +103,8 @@ describe('flags: the provider package, packed and installed into an empty projec
     assert.ok(relative(REPO, work).startsWith(`..${sep}`), `${work} must lie outside the repository`)
     // Packing runs the package's prepack (the build): dist/ from the sources of this checkout.
     const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: PACKAGE_DIR, env: userEnv(), maxBuffer: 16 << 20 })
-    const info = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0]
+    // The build's own lines come first; npm's JSON starts on a line of its own.
+    const info = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m)))[0]
     tarball = join(work, info.filename)
     packed = info.files
     project = join(work, 'app')
