@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { OpenFeature, type Client, type EvaluationContext, type JsonValue } from '@openfeature/server-sdk'
 import { OFREPProvider } from '@openfeature/ofrep-provider'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../packages/openfeature-provider/src/index.ts'
 import { compileFlag, inPlaceContext, normalizeContext, NOT_FOUND, type FlagDefinition } from '../src/flags/engine/rules.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { post } from './helpers/http.ts'

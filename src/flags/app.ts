@@ -21,7 +21,7 @@ import { ChangeHub } from './sdk/change-hub.ts'
 import { StreamSlots } from './sdk/stream-slots.ts'
 import { streamRouter } from './sdk/stream-routes.ts'
 import { flagSetRouter } from './sdk/flag-set-routes.ts'
-import { usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
+import { USAGE_PATH, usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
 import { startUsageFlush } from './sdk/usage-counter.ts'
 import { flagUsageRouter } from './usage-routes.ts'
 
@@ -33,8 +33,9 @@ export function createFlagsApp(platform: Platform): ServiceApp {
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
-    // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
-    rawPath: (path) => path.startsWith('/ofrep/'),
+    // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer; the
+    // usage batch so that a flag named "__proto__" can be reported (sdk/usage-routes.ts).
+    rawPath: (path) => path.startsWith('/ofrep/') || path === USAGE_PATH,
     hotRoutes: [evaluateHotRoute(cache, gate)],
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).

@@ -30,7 +30,9 @@ const usageSchema = z.object({
 })
 
 type Counts = { service: number; in_process: number; variants: Record<string, { service: number; in_process: number }> }
-const empty = (): Counts => ({ service: 0, in_process: 0, variants: {} })
+// Variants by name without a prototype: "__proto__" and "constructor" are names a split accepts,
+// and on a plain object `variants[name] ??= …` would find Object.prototype's members instead.
+const empty = (): Counts => ({ service: 0, in_process: 0, variants: Object.create(null) })
 
 function add(c: Counts, d: UsageDoc): void {
   for (const source of ['service', 'in_process'] as const) {
