@@ -165,7 +165,7 @@ describe('flags: in-process provider — OFREP\'s check order, prototype names, 
       ['number', 'quota', { created: new Date('2024-06-01T00:00:00Z') }, 2, undefined],
       ['boolean', 'checkout', { country: new String('DE') as unknown as string }, true, undefined],
       // 100 attributes and one JSON leaves out: 100 on both sides, so the flag is looked up.
-      ['boolean', 'no-such-flag', { ...hundred, extra: undefined }, DEFAULTS.boolean, ErrorCode.FLAG_NOT_FOUND],
+      ['boolean', 'no-such-flag', { ...hundred, extra: undefined as unknown as string }, DEFAULTS.boolean, ErrorCode.FLAG_NOT_FOUND],
       ['boolean', 'no-such-flag', { ...hundred, extra: new Date(0) }, DEFAULTS.boolean, ErrorCode.INVALID_CONTEXT],
     ]
     for (const [kind, key, ctx, value, errorCode] of cases) {
