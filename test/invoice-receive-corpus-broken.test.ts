@@ -1,4 +1,4 @@
-// Received e-invoices broken on purpose (docs/einvoice.md, "Received documents in the tests"): copies
+// Received e-invoices broken on purpose (docs/einvoice-receiving.md, "Received documents in the tests"): copies
 // of corpus documents the official EN 16931 rules pass, each with one amount or one VAT exemption
 // reason changed (nothing else), UBL, CII and a Factur-X PDF. The official rules must name the
 // rule the change breaks — so the copy really breaks it — and the read must name it too, as an

@@ -1,4 +1,4 @@
-// Property (docs/einvoice.md, "Received documents in the tests"): for generated EN 16931 invoices —
+// Property (docs/einvoice-receiving.md, "Received documents in the tests"): for generated EN 16931 invoices —
 // any VAT category, returns, allowances and charges, paid and rounding amounts, up to two amounts
 // changed — the calculation rules the read names as errors are exactly those the official EN 16931
 // rules name as fatal, per document, in UBL and in CII (whose official rules differ in places:

@@ -1,4 +1,4 @@
-// Reading e-invoices other software wrote (docs/einvoice.md, "Received documents in the tests"):
+// Reading e-invoices other software wrote (docs/einvoice-receiving.md, "Received documents in the tests"):
 // the CEN/TC 434 examples, the KoSIT XRechnung test suite and Factur-X/ZUGFeRD PDFs of two other
 // libraries (test/fixtures/einvoice-received). The official EN 16931 rules (CEN's compiled XSLT,
 // run with Saxon-HE) judge each document first; every document they pass must read with no

@@ -1,4 +1,4 @@
-// Round trip of receiving (docs/einvoice.md, "Receiving e-invoices"), property-tested: a generated
+// Round trip of receiving (docs/einvoice-receiving.md), property-tested: a generated
 // request (lines with their own allowances and charges, document allowances and charges, a
 // discount) written as ubl, xrechnung and facturx and read back gives a request that writes the very
 // same XML again (what is normalised on the way is listed in the docs), with no error findings;

@@ -1,4 +1,4 @@
-// Reading e-invoices other software wrote (docs/einvoice.md, "Receiving e-invoices"), on small
+// Reading e-invoices other software wrote (docs/einvoice-receiving.md), on small
 // hand-made UBL documents: judged by the rules they declare (EN 16931 core; XRechnung only when
 // declared), this service's writing rules only under `resend`; amounts exactly as stated (a return
 // line of −109.98, a line net amount other than quantity × price, BT-113 and BT-114) and printed

@@ -1,4 +1,4 @@
-// Receiving e-invoices (docs/einvoice.md, "Receiving e-invoices"): what /invoice writes as UBL,
+// Receiving e-invoices (docs/einvoice-receiving.md): what /invoice writes as UBL,
 // XRechnung CII and Factur-X reads back as the same request with no error findings and counts once;
 // a stated total that does not match its lines is a BR-CO finding; hostile or wrong input (DTDs and
 // external entities, entity expansion, deep nesting, oversized bodies, PDFs without the XML,

@@ -1,4 +1,4 @@
-// POST /api/v1/einvoice/read (docs/einvoice.md, "Receiving e-invoices"): a received e-invoice as
+// POST /api/v1/einvoice/read (docs/einvoice-receiving.md): a received e-invoice as
 // the raw body (UBL or CII XML, or a Factur-X / ZUGFeRD PDF) answered as this service's invoice
 // request, what it states and the findings of the rules it declares (read-result.ts), or with
 // ?output=pdf a readable PDF of what it states. Its body is read here, not by the JSON parser.

@@ -19,7 +19,7 @@ export interface ReadFinding {
 }
 
 /**
- * The calculation rules of EN 16931 (docs/einvoice.md, "Receiving e-invoices"): the totals
+ * The calculation rules of EN 16931 (docs/einvoice-receiving.md): the totals
  * BR-CO-10…18, and per VAT category (S, Z, E, AE, K = IC, G, O, L = AF, M = AG) its taxable
  * amount (-08) and its tax (-09).
  */

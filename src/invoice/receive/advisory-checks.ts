@@ -1,5 +1,4 @@
-// Checks a receiver may find useful that EN 16931 does not make (docs/einvoice.md, "Receiving
-// e-invoices"): IBAN and BIC check digits and forms, a SIREN's check digit. Never more than
+// Checks a receiver may find useful that EN 16931 does not make (docs/einvoice-receiving.md): IBAN and BIC check digits and forms, a SIREN's check digit. Never more than
 // warnings: the document is valid without them.
 import { luhn } from '../model/einvoice-schema.ts'
 import type { Finding, Stated } from './read-result.ts'

@@ -1,4 +1,4 @@
-// The schema check of a received e-invoice (docs/einvoice.md, "Receiving e-invoices"): XSD validity
+// The schema check of a received e-invoice (docs/einvoice-receiving.md): XSD validity
 // with xmllint when schemas are configured. The business rules are en16931-rules.ts and
 // declared-rules.ts; this service's writing rules are resend.ts.
 import { execFile } from 'node:child_process'

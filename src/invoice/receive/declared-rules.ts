@@ -1,7 +1,6 @@
 // The rule set a received e-invoice declares (its specification identifier BT-24), and the rules
 // that set adds to the EN 16931 core: XRechnung's BR-DE rules and Peppol BIS Billing 3.0's
-// PEPPOL-EN16931 rules, each only when the document declares it (docs/einvoice.md, "Receiving
-// e-invoices"). Factur-X profiles add no business rule of their own to EN 16931 here. Severities
+// PEPPOL-EN16931 rules, each only when the document declares it (docs/einvoice-receiving.md). Factur-X profiles add no business rule of their own to EN 16931 here. Severities
 // follow each rule set's own flags (XRechnung: BR-DE-17, 19, 20, 21 are warnings).
 import type { Finding, Profile, RuleSet, Stated } from './read-result.ts'
 import type { Facts } from './received.ts'

@@ -1,4 +1,4 @@
-// The time a read of a received e-invoice may take (docs/einvoice.md, "Receiving e-invoices"): the
+// The time a read of a received e-invoice may take (docs/einvoice-receiving.md): the
 // PDF parser checks it between objects, the read between its steps, and the XSD check gets what is
 // left. Past it the answer is a 503 with Retry-After (the service is too busy), not a hang.
 import { unavailable } from '../../platform/http/errors.ts'

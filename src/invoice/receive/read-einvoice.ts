@@ -1,4 +1,4 @@
-// Reading a received e-invoice (docs/einvoice.md, "Receiving e-invoices"): XML (UBL or CII) or a
+// Reading a received e-invoice (docs/einvoice-receiving.md): XML (UBL or CII) or a
 // Factur-X / ZUGFeRD PDF, into what it states, the request it reads into, the findings of the rules
 // it declares, and apart from them what this service would need to write it again (read-result.ts).
 import { badRequest } from '../../platform/http/errors.ts'

@@ -1,4 +1,4 @@
-// The answer of POST /api/v1/einvoice/read (docs/einvoice.md, "Receiving e-invoices"): what the
+// The answer of POST /api/v1/einvoice/read (docs/einvoice-receiving.md): what the
 // received document declares (profile), what it states (amounts exactly as written), the request
 // it reads into (to post back to /invoice), the findings of the rules the document declares, and —
 // apart from them — what this service would need to send it back in each format it writes.

@@ -1,4 +1,4 @@
-// "To send this back as <format> you would need …" (docs/einvoice.md, "Receiving e-invoices"): the
+// "To send this back as <format> you would need …" (docs/einvoice-receiving.md): the
 // request read from a received e-invoice against this service's own writing rules, per format.
 // These are never findings about the received document: they say what /invoice would refuse.
 import { invoiceBodySchema } from '../invoice-schema.ts'

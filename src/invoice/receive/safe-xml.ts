@@ -1,5 +1,4 @@
-// Parsing a received e-invoice's XML without trusting it (docs/einvoice.md, "Receiving
-// e-invoices"): a document with a DTD is refused before parsing, so no entity is ever declared,
+// Parsing a received e-invoice's XML without trusting it (docs/einvoice-receiving.md): a document with a DTD is refused before parsing, so no entity is ever declared,
 // expanded or fetched (XXE, billion laughs); nesting deeper than any EN 16931 syntax needs is
 // refused; a reference to any entity but the five XML predefines (no DTD declares one) is not
 // well-formed and refused; fast-xml-parser then reads it with entity processing off, and the five
