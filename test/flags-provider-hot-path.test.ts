@@ -1,4 +1,4 @@
-// What the in-process provider's hot path relies on (docs/flags.md, "The evaluation hot path"):
+// What the in-process provider's hot path relies on (docs/flags-evaluation.md, "The evaluation hot path"):
 // every result a compiled flag can serve is listed at its slot (the provider keeps a result's
 // details and usage count by slot); contexts are read in place only when that gives the answers
 // of a copy of their own attributes (a prototype decides, never an own property named

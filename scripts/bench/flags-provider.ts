@@ -1,4 +1,4 @@
-// In-process provider benchmark (docs/flags.md, "In-process provider"): `npm run
+// In-process provider benchmark (docs/flags-in-process.md, "In-process provider"): `npm run
 // bench:flags-provider [-- --providers 200 --rounds 10 --rate-rounds 3 --no-write]`.
 // One flags API process (`src/main.ts api --service flags`) serves two projects of rich flags
 // (lib/flags-rich.ts): FLAGS of them, the mixed workload of `bench:flags`' in-process engine figure

@@ -2,7 +2,7 @@
 // result (one flag and variant each: ServedEntry, kept by provider.ts per flag of the set in use) and this reporter sends
 // them in one batch per interval (POST /api/v1/flag-usage), so the service can show how often each
 // flag is evaluated, and to which variant, across in-process and remote evaluations
-// (docs/flags.md, "Per-flag usage"). A batch the service did not take (network error, 5xx, 429)
+// (docs/flags-in-process.md, "Per-flag usage"). A batch the service did not take (network error, 5xx, 429)
 // is kept and merged into the next one; one it refused as malformed (other 4xx) is dropped.
 
 export interface UsageOptions {
