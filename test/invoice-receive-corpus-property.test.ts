@@ -11,8 +11,28 @@ import { documentArb, toXml, type Generated } from './helpers/en16931-generate.t
 import { en16931Findings, type RuleFinding } from './helpers/en16931-rules.ts'
 import { calculationIds, errorsOf, fatalIds, findingsOf, show, startReader, type Reader } from './helpers/en16931-reader.ts'
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
+// A fixed seed unless one is given (FC_SEED=<n>, or FC_SEED=random to explore): the suite stays
+// deterministic, and a new seed is a deliberate exploration whose finds become fixes.
+const seed = process.env.FC_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.FC_SEED ?? 20261128)
 const runs = Number(process.env.FC_RUNS ?? 30)
+
+/**
+ * The official UBL BR-S-08 has a second branch written for credit notes that an Invoice meets too
+ * when a document-level allowance or charge has the category and rate: it then passes when BT-116
+ * is within 1.00 of those allowances and charges alone, the lines left out. The read keeps to the
+ * rule as EN 16931 states it (lines, charges and allowances) and names the difference; on such a
+ * document a BR-S-08 that the official rules miss is expected (docs/einvoice-receiving.md).
+ */
+function officialMissesBrS08(c: Case): boolean {
+  if (c.doc.syntax !== 'ubl') return false
+  return c.doc.breakdown.some((b) => {
+    const own = c.doc.adjustments.filter((a) => a.category === 'S' && a.rate === b.rate)
+    if (b.category !== 'S' || own.length === 0) return false
+    const alone = own.reduce((t, a) => t + (a.charge ? a.amount : -a.amount), 0n)
+    const gap = b.taxable - alone
+    return gap > -100n && gap < 100n
+  })
+}
 
 interface Case {
   name: string
@@ -47,10 +67,11 @@ describe(`invoice API: the read's calculation findings agree with the official E
     const disagreements: string[] = []
     let firstXml: string | undefined
     for (const c of cases) {
-      const official = calculationIds(fatalIds(rules.get(c.name)!))
+      let official = calculationIds(fatalIds(rules.get(c.name)!))
       const findings = findingsOf(await reader.read(c.xml, 'application/xml'), c.name)
       const errors = errorsOf(findings)
       const read = calculationIds(errors.map((f) => f.rule))
+      if (read.includes('BR-S-08') && !official.includes('BR-S-08') && officialMissesBrS08(c)) official = calculationIds([...official, 'BR-S-08'])
       const valid = official.length === 0
       if (JSON.stringify(read) !== JSON.stringify(official) || (valid && errors.length > 0)) {
         disagreements.push(`${c.name} (changed: ${c.doc.perturbed.join('; ') || 'nothing'}): official [${official.join(', ')}], read [${read.join(', ')}]\n    ${show(errors)}`)

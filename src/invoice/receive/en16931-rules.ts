@@ -37,10 +37,11 @@ const CATEGORY: Record<string, { prefix: string; name: string }> = {
  *   exact in both (CII rounding the parts).
  * - BR-CO-17: UBL allows under 1.00, CII up to 1.00 inclusive; and CII never checks it on an L, M
  *   or O breakdown (those category rules take the same element first in its pattern).
+ * - BR-CO-15: CII also passes a BT-112 equal to BT-109, whatever BT-110 says; UBL does not.
  */
 const SYNTAX_ARITHMETIC = {
-  ubl: { roundParts: false, perRateTolerance: true, otherTolerance: false, co17Inclusive: false, co17Skips: new Set<string>() },
-  cii: { roundParts: true, perRateTolerance: false, otherTolerance: true, co17Inclusive: true, co17Skips: new Set(['L', 'M', 'O']) },
+  ubl: { roundParts: false, perRateTolerance: true, otherTolerance: false, co17Inclusive: false, co17Skips: new Set<string>(), co15AcceptsNoVat: false },
+  cii: { roundParts: true, perRateTolerance: false, otherTolerance: true, co17Inclusive: true, co17Skips: new Set(['L', 'M', 'O']), co15AcceptsNoVat: true },
 } as const
 type Arithmetic = (typeof SYNTAX_ARITHMETIC)[keyof typeof SYNTAX_ARITHMETIC]
 
@@ -152,7 +153,7 @@ export function en16931Findings({ syntax, stated, facts, request, profileId }: R
   if (t.BT109 !== undefined && dec(t.BT109) !== undefined) {
     // Without BT-110 the official rule holds when BT-112 = BT-109 (a document without VAT).
     if (t.BT110 === undefined) compare('BR-CO-15', 'BT112', d('BT109'), 'BT-109 (the document states no BT-110)')
-    else compare('BR-CO-15', 'BT112', round2(d('BT109') + d('BT110')), 'BT-109 + BT-110')
+    else if (!(arithmetic.co15AcceptsNoVat && dec(t.BT112) === d('BT109'))) compare('BR-CO-15', 'BT112', round2(d('BT109') + d('BT110')), 'BT-109 + BT-110')
   }
   if (t.BT112 !== undefined && dec(t.BT112) !== undefined) {
     // BR-CO-16: BT-115 = BT-112 − BT-113 + BT-114 (the schematron rounds each side to cents).
