@@ -1,16 +1,13 @@
 // The account's own API key: POST /account/key/rotate replaces it (docs/invoice.md, "Console
 // support"). Plan and usage are GET /usage (invoice-routes.ts); upgrades are /checkout.
 import Router from '@koa/router'
-import { rotateApiKey } from '../platform/accounts.ts'
+import { ROTATE_RACE, ROTATED_MESSAGE, rotateApiKey } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { conflict } from '../platform/http/errors.ts'
 import { describedAs } from '../platform/ops/openapi.ts'
 import type { Platform } from '../platform/platform.ts'
 
-export const ROTATED_MESSAGE = 'Save your new API key now: it is shown only once. The previous key no longer works.'
-export const ROTATE_RACE = 'The API key was already replaced by another request; use the key that request returned.'
-
-export const ROTATE_OPENAPI = {
+const ROTATE_OPENAPI = {
   summary: 'Replace the API key',
   description: 'Returns a new key, once; the key used for this request stops working (at once on this server, within a second on the others). Of two rotations with the same key, the second gets 409.',
   responses: {

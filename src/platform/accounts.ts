@@ -102,6 +102,9 @@ export async function setPlan(db: Db, id: string, plan: Plan, extra: Partial<Acc
   forgetAccount(db, id)
 }
 
+export const ROTATED_MESSAGE = 'Save your new API key now: it is shown only once. The previous key no longer works.'
+export const ROTATE_RACE = 'The API key was already replaced by another request; use the key that request returned.'
+
 /**
  * A new key for the account, returned once; the key it had stops working at once in this process
  * and within ACCOUNT_CACHE_MS in the others. `account.key_hash` is that of the key the caller
