@@ -18,7 +18,7 @@ const ROTATE_OPENAPI = {
   },
 }
 
-export function accountRouter(platform: Platform): Router {
+export function webhooksAccountRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   router.post('/account/key/rotate', describedAs(ROTATE_OPENAPI), requireApiKey(platform, 'webhooks'), async (ctx) => {
     const apiKey = await rotateApiKey(platform.db, accountOf(ctx))
