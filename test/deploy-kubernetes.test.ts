@@ -325,13 +325,15 @@ export function invariantProblems(items: Item[]): string[] {
       const used = promMetrics(String(t.metadata?.query ?? ''))
       if (!used.length) at(so, `${field}.metadata.query`, 'names no metric')
       for (const m of used) {
-        if (!metricNames.has(m.name)) {
+        // A histogram's series are its name with _count, _sum or _bucket.
+        const name = metricNames.has(m.name) ? m.name : m.name.replace(/_(count|sum|bucket)$/, '')
+        if (!metricNames.has(name) || (name !== m.name && (registry.getSingleMetric(name) as any)?.constructor?.name !== 'Histogram')) {
           at(so, `${field}.metadata.query`, `${m.name} is not a metric /metrics exports (src/platform/ops/)`)
           continue
         }
-        const labelNames: string[] = (registry.getSingleMetric(m.name) as any)?.labelNames ?? []
+        const labelNames: string[] = (registry.getSingleMetric(name) as any)?.labelNames ?? []
         for (const [label, values] of Object.entries(m.labels)) {
-          if (!labelNames.includes(label)) at(so, `${field}.metadata.query`, `${m.name} has no label ${label}`)
+          if (!labelNames.includes(label)) at(so, `${field}.metadata.query`, `${name} has no label ${label}`)
           if (label === 'queue') {
             for (const q of values) {
               if (!allQueues.includes(q)) at(so, `${field}.metadata.query`, `queue "${q}" is no queue of jobs/index.ts`)
@@ -429,8 +431,9 @@ describe('deploy/kubernetes: each check fails, naming the manifest and the field
     ['a value the config refuses', (i) => (find(i, 'ConfigMap', 'queueworks-config').data.RENDER_CONCURRENCY = 'two'), /env: the config schema refuses it: Invalid configuration: RENDER_CONCURRENCY/],
     ['a Secret key no code reads', (i) => (find(i, 'Secret', 'queueworks-secrets').stringData.STRIPE_KEY = ''), /env: STRIPE_KEY is read by no code/],
     ['a KEDA query on a metric nobody exports', (i) => (find(i, 'ScaledObject', 'queueworks-render').spec.triggers[0].metadata.query = 'sum(queue_waiting{queue="invoice-render"})'), new RegExp(`${RENDER} ScaledObject/queueworks-render: spec.triggers\\[0\\].metadata.query: queue_waiting is not a metric`)],
+    ['a KEDA query on a _count of a gauge', (i) => (find(i, 'ScaledObject', 'queueworks-render').spec.triggers[1].metadata.query = 'sum(rate(queue_waiting_jobs_count{queue="invoice-render"}[1m]))'), /spec.triggers\[1\].metadata.query: queue_waiting_jobs_count is not a metric/],
     ['a KEDA query on a queue the pool does not consume', (i) => (find(i, 'ScaledObject', 'queueworks-io').spec.triggers[0].metadata.query = 'sum(queue_waiting_jobs{queue="invoice-render"})'), /ScaledObject\/queueworks-io: spec.triggers\[0\].metadata.query: queue "invoice-render" is not consumed by queueworks-worker-io/],
-    ['a KEDA query on a label the metric lacks', (i) => (find(i, 'ScaledObject', 'queueworks-render').spec.triggers[1].metadata.query = 'max(queue_oldest_waiting_age_seconds{state="waiting"})'), /queue_oldest_waiting_age_seconds has no label state/],
+    ['a KEDA query on a label the metric lacks', (i) => (find(i, 'ScaledObject', 'queueworks-render').spec.triggers[2].metadata.query = 'max(queue_oldest_waiting_age_seconds{state="waiting"})'), /queue_oldest_waiting_age_seconds has no label state/],
     ['the render pool allowed to reach zero', (i) => (find(i, 'ScaledObject', 'queueworks-render').spec.minReplicaCount = 0), /ScaledObject\/queueworks-render: spec.minReplicaCount: the render pool must never scale to zero/],
     ['null values read as 0', (i) => (find(i, 'ScaledObject', 'queueworks-io').spec.triggers[0].metadata.ignoreNullValues = 'true'), /worker-io\.yaml ScaledObject\/queueworks-io: spec.triggers\[0\].metadata.ignoreNullValues/],
     ['a Deployment without its budget', (i) => i.splice(i.findIndex((x) => x.obj.kind === 'PodDisruptionBudget' && x.obj.metadata.name === 'queueworks-worker-io'), 1), /worker-io\.yaml Deployment\/queueworks-worker-io: PodDisruptionBudget: 0 budgets/],
