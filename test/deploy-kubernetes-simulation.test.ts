@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { ASSUMPTIONS, CHART, readScaler, run, simulate, variants } from '../scripts/capacity/simulate.ts'
+import { plan } from '../scripts/capacity/plan.ts'
 
 describe('capacity: the autoscaler simulation of the render pool', () => {
   it('the chart in docs/capacity/ is what the simulation draws from the manifests now', () => {
@@ -25,6 +26,15 @@ describe('capacity: the autoscaler simulation of the render pool', () => {
     assert.ok(simulate(capped, 260).refused > simulate(scaler, 260).refused)
   })
 
+  it("docs/capacity.md's table of bursts is what the simulation gives", () => {
+    const doc = readFileSync('docs/capacity.md', 'utf8')
+    const fmt = (n: number, d = 1) => n.toLocaleString('en-US', { maximumFractionDigits: d })
+    for (const v of variants()) {
+      const row = `| ${v.burstMin} min | ${v.triggers} | ${fmt(v.o.refused, 0)} | ${fmt(v.o.lateShare * 100)} % | ${fmt(v.o.p99WaitS)} s | ${fmt(v.o.maxWaitS)} s | ${v.o.peakReplicas} | ${v.lowestInBurst} |`
+      assert.ok(doc.includes(row), `docs/capacity.md lacks the row ${row}`)
+    }
+  })
+
   it('is deterministic', () => {
     assert.deepEqual(simulate(readScaler(), 260), simulate(readScaler(), 260))
   })
@@ -37,5 +47,12 @@ describe('capacity: the autoscaler simulation of the render pool', () => {
     assert.ok(withRate.lowestInBurst >= needed, `lowest ${withRate.lowestInBurst}, needed ${needed}`)
     assert.equal(without.lowestInBurst, 1)
     assert.ok(without.o.refused > withRate.o.refused)
+  })
+
+  it("docs/capacity.md's plan for the target load is what plan.ts gives", () => {
+    const doc = readFileSync('docs/capacity.md', 'utf8')
+    const p = plan({ invoices: 1000, lines: 20, evaluateRequests: 1_000_000, providerEvaluations: 100_000_000, captures: 10_000, receiverMs: 200 })
+    for (const r of p.rows) assert.ok(doc.includes(`| ${r.role} | ${r.pods || '–'} | ${r.cores} |`), `docs/capacity.md: the plan row of ${r.role} is not ${r.pods} pods, ${r.cores} cores`)
+    assert.ok(doc.includes(`≥ ${p.mongoWritesPerS.toLocaleString('en-US')} writes/s`))
   })
 })

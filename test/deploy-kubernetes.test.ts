@@ -28,6 +28,7 @@ import '../src/platform/ops/queue-signal.ts'
 import '../src/platform/ops/queue-depth.ts'
 import { SERVICES } from '../src/services.ts'
 import { API_RSS_PEAK_MB, WORKER_RSS_PEAK_MB } from '../scripts/capacity/measured.ts'
+import { API_POD_CORES, RENDER_POD_CORES } from '../scripts/capacity/pod-rates.ts'
 
 const ROOT = 'deploy/kubernetes'
 const TARGETS = ['base', 'overlays/redis-standalone', 'overlays/redis-sentinel', 'overlays/redis-cluster']
@@ -269,6 +270,9 @@ export function invariantProblems(items: Item[]): string[] {
       if (cmd.cmd === 'worker' && cmd.queues.includes('invoice-render') && cpuCores(req.cpu) < config.RENDER_CONCURRENCY) {
         at(d, field('resources.requests.cpu'), `${req.cpu} is less than RENDER_CONCURRENCY (${config.RENDER_CONCURRENCY}) cores of render threads`)
       }
+      // The capacity planner sizes pods by these requests (scripts/capacity/pod-rates.ts).
+      const planned = cmd.cmd === 'api' ? API_POD_CORES : cmd.queues.includes('invoice-render') ? RENDER_POD_CORES : undefined
+      if (planned !== undefined && req.cpu && cpuCores(req.cpu) !== planned) at(d, field('resources.requests.cpu'), `${req.cpu}, but the capacity planner sizes this role with ${planned} core(s) per pod`)
     })
   }
 
@@ -442,6 +446,7 @@ describe('deploy/kubernetes: each check fails, naming the manifest and the field
     ['a Service onto a port the pods lack', (i) => (find(i, 'Service', 'invoice').spec.ports[0].targetPort = 'web'), /api-invoice\.yaml Service\/invoice: spec.ports\[http\].targetPort: web is no container port/],
     ['a memory limit under the measured peak', (i) => (find(i, 'Deployment', 'queueworks-worker-render').spec.template.spec.containers[0].resources.limits.memory = '512Mi'), /resources.limits.memory: 512Mi is under the measured peak RSS of 608 MB/],
     ['render threads without their cores', (i) => (find(i, 'Deployment', 'queueworks-worker-render').spec.template.spec.containers[0].resources.requests.cpu = '1'), /resources.requests.cpu: 1 is less than RENDER_CONCURRENCY \(2\)/],
+    ['an API pod sized apart from the planner', (i) => (find(i, 'Deployment', 'queueworks-flags').spec.template.spec.containers[0].resources.requests.cpu = '1500m'), /api-flags\.yaml .*resources.requests.cpu: 1500m, but the capacity planner sizes this role with 1 core/],
     ['an API pod outside the stores\' clients', (i) => delete find(i, 'Deployment', 'queueworks-flags').spec.template.metadata.labels['queueworks.io/store-client'], /api-flags\.yaml Deployment\/queueworks-flags: spec.template.metadata.labels: queueworks.io\/store-client/],
     ['stores open to any pod', (i) => (find(i, 'NetworkPolicy', 'queueworks-stores').spec.ingress = [{}]), /network-policies\.yaml NetworkPolicy\/queueworks-stores: spec.ingress: lets pods other than the system's/],
     ['a command replacing the entry point', (i) => (find(i, 'Deployment', 'queueworks-invoice').spec.template.spec.containers[0].command = ['node']), /containers\[0\].command: set/],
