@@ -1,6 +1,7 @@
 // The feature-flag service's Koa app (port 3002; paths include /api/v1 and /ofrep/v1). Each app
 // owns one flag cache (with its own Redis subscriber) and rate-limit connection, released by the
 // ServiceApp's close() when the HTTP server serving it closes.
+import { consolePages } from '../platform/http/console-pages.ts'
 import { managementCors } from '../platform/http/management-cors.ts'
 import { logger } from '../platform/logger.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -25,6 +26,9 @@ import { usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
 import { startUsageFlush } from './sdk/usage-counter.ts'
 import { usageRouter } from './usage-routes.ts'
 
+/** The console's deep links (its router's paths); anything else that is not the API stays a JSON 404. */
+export const CONSOLE_PATHS = ['/projects', '/sign-in', '/sign-up', '/account']
+
 export function createFlagsApp(platform: Platform): ServiceApp {
   const cache = new FlagCache(platform)
   const gate = evaluationGate(platform, cache)
@@ -36,6 +40,8 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
     rawPath: (path) => path.startsWith('/ofrep/'),
     hotRoutes: [evaluateHotRoute(cache, gate)],
+    // The web console (src/console/flags/): its page at / and its deep links, and its bundle.
+    middleware: [consolePages({ name: 'flags', title: 'Feature flags · queueworks', paths: CONSOLE_PATHS })],
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
