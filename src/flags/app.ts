@@ -18,6 +18,7 @@ import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk/sdk-auth.ts'
 import { historyRouter } from './history-routes.ts'
 import { changeHooksRouter } from './change-hook-routes.ts'
+import { consoleSessionRouter } from './console-session-routes.ts'
 import { ChangeHub } from './sdk/change-hub.ts'
 import { StreamSlots } from './sdk/stream-slots.ts'
 import { streamRouter } from './sdk/stream-routes.ts'
@@ -45,7 +46,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   const usageFlush = startUsageFlush(platform.db, platform.config.FLAGS_USAGE_FLUSH_MS)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))

@@ -65,9 +65,9 @@ export async function createAccount(db: Db, service: Service, email: string): Pr
 
 /**
  * How long a process reuses an account it found by key: a client sends the same key with every
- * request, and the lookup was one of the few MongoDB round trips of an invoice. Keys never change
- * (no rotation), so what can be stale is the plan: a change is seen at once by the process that
- * made it and within this time by the others (docs/operations.md, "API key lookups").
+ * request, and the lookup was one of the few MongoDB round trips of an invoice. What can be stale
+ * is the plan, and a key rotated away (rotateApiKey, flags only): a change is seen at once by the
+ * process that made it and within this time by the others (docs/operations.md, "API key lookups").
  */
 export const ACCOUNT_CACHE_MS = 1_000
 
@@ -89,6 +89,19 @@ export async function findAccountByKey(db: Db, service: Service, key: string, op
 
 function forgetAccount(db: Db, id: string): void {
   for (const [k, acc] of byKeyHash.entries()) if (acc._id === id && k.startsWith(`${db.databaseName}:`)) byKeyHash.delete(k)
+}
+
+/**
+ * Replaces the account's API key (the flags console's "rotate"): the old key stops working at once
+ * in this process and within ACCOUNT_CACHE_MS in the others. Null when the account is gone.
+ */
+export async function rotateApiKey(db: Db, id: string): Promise<{ account: Account; apiKey: string } | null> {
+  const acc = await getAccount(db, id)
+  if (!acc) return null
+  const apiKey = newApiKey(KEY_PREFIX[acc.service])
+  const account = await accounts(db).findOneAndUpdate({ _id: id }, { $set: { key_hash: sha256(apiKey) } }, { returnDocument: 'after' })
+  forgetAccount(db, id)
+  return account ? { account, apiKey } : null
 }
 
 export async function getAccount(db: Db, id: string): Promise<Account | null> {
