@@ -13,7 +13,7 @@ import { Playground } from './playground.tsx'
 import { openProject, project, projectError } from './project-data.ts'
 import { Projects } from './projects.tsx'
 import { Segments } from './segments.tsx'
-import { account, sessionChecked, signOut } from './session.ts'
+import { account, afterSignIn, sessionChecked, signOut } from './session.ts'
 import { SignIn } from './sign-in.tsx'
 import { FlagUsage } from './usage.tsx'
 
@@ -59,8 +59,13 @@ export function App() {
   const { screen, projectId } = signedIn ? route(path) : { screen: null, projectId: null }
   useEffect(() => {
     if (!sessionChecked.value) return
-    if (!signedIn && path !== '/sign-in') navigate('/sign-in', true)
-    else if (signedIn && (path === '/' || path === '/sign-in')) navigate('/projects', true)
+    if (!signedIn && path !== '/sign-in') {
+      if (path !== '/') afterSignIn.value = path + location.search
+      navigate('/sign-in', true)
+    } else if (signedIn && (path === '/' || path === '/sign-in')) {
+      navigate(afterSignIn.value, true)
+      afterSignIn.value = '/projects'
+    }
   }, [signedIn, path, sessionChecked.value])
   useEffect(() => openProject(projectId), [projectId])
 

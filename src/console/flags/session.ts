@@ -9,6 +9,8 @@ export const account = signal<Account | null>(null)
 /** Why the last session ended (a revoked key), shown on the sign-in screen. */
 export const endedBecause = signal<string | null>(null)
 export const sessionChecked = signal(false)
+/** Where to go once signed in: the deep link that asked for a session, else the projects. */
+export const afterSignIn = signal('/projects')
 
 interface SessionAnswer {
   account: Account

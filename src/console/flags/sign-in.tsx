@@ -6,8 +6,7 @@ import { ApiError } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
 import { FormError, TextField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
-import { navigate } from '../ui/router.ts'
-import { endedBecause, signInWithKey, signUp } from './session.ts'
+import { afterSignIn, endedBecause, signInWithKey, signUp } from './session.ts'
 
 export function SignIn() {
   const [key, setKey] = useState('')
@@ -18,13 +17,13 @@ export function SignIn() {
   const [busy, setBusy] = useState(false)
   const [formError, setFormError] = useState<string | null>(null)
 
-  const useKey = async (k: string, then: string) => {
+  const useKey = async (k: string, then?: string) => {
     setBusy(true)
     setKeyError(null)
     setFormError(null)
     try {
-      await signInWithKey(k)
-      navigate(then, true)
+      if (then) afterSignIn.value = then
+      await signInWithKey(k) // the app then opens afterSignIn
     } catch (e) {
       const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was revoked).' : (e as Error).message
       if (created) setFormError(msg)
@@ -62,7 +61,7 @@ export function SignIn() {
           onSubmit={(e) => {
             e.preventDefault()
             if (!key.trim().startsWith('fb_')) return setKeyError('An API key starts with fb_')
-            void useKey(key, '/projects')
+            void useKey(key)
           }}
         >
           <h2 id="with-key">Sign in with your API key</h2>
