@@ -19,6 +19,9 @@ import { evaluationGate } from './sdk/sdk-auth.ts'
 import { historyRouter } from './history-routes.ts'
 import { changeHooksRouter } from './change-hook-routes.ts'
 import { consoleSessionRouter } from './console-session-routes.ts'
+import { eventsRouter, ProjectEvents } from './console-events.ts'
+import { playgroundRouter } from './playground-routes.ts'
+import { revertRouter } from './revert-routes.ts'
 import { ChangeHub } from './sdk/change-hub.ts'
 import { StreamSlots } from './sdk/stream-slots.ts'
 import { streamRouter } from './sdk/stream-routes.ts'
@@ -35,6 +38,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
   const gate = evaluationGate(platform, cache)
   const hub = new ChangeHub(cache)
   const slots = new StreamSlots(platform)
+  const events = new ProjectEvents(platform.db, cache)
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
@@ -46,7 +50,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), playgroundRouter(platform), revertRouter(platform, cache), eventsRouter(platform, events, slots), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   const usageFlush = startUsageFlush(platform.db, platform.config.FLAGS_USAGE_FLUSH_MS)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))
@@ -56,6 +60,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
       gate.close()
       await usageFlush.stop().catch(() => {})
       hub.close()
+      events.close()
       slots.close()
       await cache.close()
     },

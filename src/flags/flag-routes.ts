@@ -14,6 +14,7 @@ import { typeIssue } from './engine/flag-types.ts'
 import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, stateIn, updateFlag, versionOf } from './store/flag-store.ts'
 import { changedMeanwhile, conditionalWrite, guardVersion, ifMatchOf, matches, setEtag, versionedRead } from './concurrency.ts'
 import { allocateSplits } from './engine/variant-allocation.ts'
+import { lastEvaluatedIn } from './store/usage-store.ts'
 import { missingSegments } from './store/segment-store.ts'
 import { recordChange } from './changes/audit.ts'
 import { flagState, projectState, sdkKeyState } from './changes/change-state.ts'
@@ -148,7 +149,9 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const { params, query } = input(ctx, listFlagsSchema)
     const p = await ownProject(accountOf(ctx)._id, params.id)
     const env = environmentOf(p, query.environment)
-    ctx.body = { flags: (await listFlags(db, p._id)).map((f) => flagView(f, env.named)) }
+    const [list, last] = await Promise.all([listFlags(db, p._id), lastEvaluatedIn(db, p._id, env.name)])
+    // When counts of the flag last arrived from this environment (SDKs report within a minute): the console's "stale" filter.
+    ctx.body = { flags: list.map((f) => ({ ...flagView(f, env.named), last_evaluated_at: last.get(f.key)?.toISOString() ?? null })) }
   })
 
   router.post('/projects/:id/flags', auth, validate(createFlagSchema), async (ctx) => {

@@ -30,7 +30,11 @@ export interface ChangeTarget {
 
 /** `flag.created`, `segment.deleted`, `sdk_key.rotated`… from the states before and after. */
 export function changeType(kind: ChangeKind, before: unknown, after: unknown): string {
-  if (kind === 'sdk_key') return 'sdk_key.rotated'
+  if (kind === 'sdk_key') {
+    // A server key that was there and is not any more was revoked; any other key change is a rotation.
+    const had = (s: unknown) => typeof s === 'object' && s !== null && 'server_key_hint' in s
+    return had(before) && !had(after) ? 'sdk_key.revoked' : 'sdk_key.rotated'
+  }
   return `${kind}.${before === null ? 'created' : after === null ? 'deleted' : 'updated'}`
 }
 

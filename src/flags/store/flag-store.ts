@@ -177,6 +177,39 @@ export async function updateFlag(db: Db, projectId: string, key: string, body: U
   throw new Error('flag environment update kept racing')
 }
 
+/**
+ * Sets the flag's name, tags and its state in each of `states`' environments at once (a revert),
+ * only if it is still at `expectedVersion`; other environments' states are kept. Null: gone or
+ * changed meanwhile.
+ */
+export async function replaceFlagState(
+  db: Db,
+  current: FlagDoc,
+  change: { name: string; tags: string[]; states: FlagEnvironmentState[] },
+  expectedVersion: number,
+): Promise<FlagDoc | null> {
+  const set: Record<string, unknown> = { name: change.name, tags: change.tags, updated_at: clock.now() }
+  const unset: Record<string, ''> = {}
+  const environments = [...(current.environments ?? [])]
+  for (const st of change.states) {
+    if (st.name === PRODUCTION) {
+      Object.assign(set, { enabled: st.enabled, default_value: st.default_value, rules: st.rules })
+      if (st.fallthrough) set.fallthrough = st.fallthrough
+      else unset.fallthrough = ''
+      continue
+    }
+    const i = environments.findIndex((e) => e.name === st.name)
+    if (i >= 0) environments[i] = st
+    else environments.push(st)
+  }
+  if (environments.length > 0 || current.environments) set.environments = environments
+  return flags(db).findOneAndUpdate(
+    { _id: current._id, ...atVersion(expectedVersion) } as never,
+    { $set: set, $inc: { version: 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+    { returnDocument: 'after' },
+  )
+}
+
 /** With `expectedVersion`, only a flag still at that version is deleted. */
 export async function deleteFlag(db: Db, projectId: string, key: string, expectedVersion?: number): Promise<boolean> {
   const r = await flags(db).deleteOne({ project_id: projectId, key, ...atVersion(expectedVersion) } as never)

@@ -206,6 +206,32 @@ export async function replaceEnvironments(db: Db, p: ProjectDoc, list: Environme
   return projects(db).findOneAndUpdate({ _id: p._id, ...guard } as never, { $set: { environments: list }, $inc: { version: 1 } }, { returnDocument: 'after' })
 }
 
+/**
+ * Removes the environment's server SDK key (production included): it stops working on every
+ * replica within about 1 s. Null if there is no such project or environment; a project without
+ * one is answered as it is (nothing to remove).
+ */
+export async function revokeServerKey(db: Db, accountId: string, id: string, name: string): Promise<ProjectDoc | null> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const p = await getProject(db, accountId, id)
+    if (!p || !environmentNames(p).includes(name)) return null
+    if (serverKeyHint(p, name) === null) return p
+    if (name === PRODUCTION) {
+      const project = await projects(db).findOneAndUpdate({ _id: p._id }, { $unset: { server_key_hash: '', server_key_hint: '' }, $inc: { version: 1 } }, { returnDocument: 'after' })
+      if (project) return project
+      return null
+    }
+    const list = p.environments!.map((e) => {
+      if (e.name !== name) return e
+      const { server_key_hash: _h, server_key_hint: _hint, ...rest } = e
+      return rest
+    })
+    const project = await replaceEnvironments(db, p, list)
+    if (project) return project
+  }
+  throw new Error('server key revocation kept racing')
+}
+
 /** A new SDK key for a non-production environment (production: rotateSdkKey); null if there is no such environment. */
 export async function rotateEnvironmentKey(db: Db, accountId: string, id: string, name: string): Promise<{ project: ProjectDoc; sdkKey: string } | null> {
   for (let attempt = 0; attempt < 5; attempt++) {

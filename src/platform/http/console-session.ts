@@ -98,7 +98,12 @@ export type SessionLookup =
  * host, so another service's console session reaching this one is told apart (and left alone).
  */
 export async function findSession(db: Db, service: Service, id: string): Promise<SessionLookup> {
-  const s = await sessions(db).findOne({ _id: sha256(id) })
+  return findSessionByHash(db, service, sha256(id))
+}
+
+/** findSession by the stored hash of the id (a long-lived stream checks its session again). */
+export async function findSessionByHash(db: Db, service: Service, hash: string): Promise<SessionLookup> {
+  const s = await sessions(db).findOne({ _id: hash })
   if (s && s.service !== service) return { ok: false, reason: 'other_service' }
   if (!s || s.expires_at.getTime() <= clock.nowMs()) return { ok: false, reason: 'none' }
   const account = await getAccount(db, s.account_id)
