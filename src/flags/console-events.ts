@@ -7,15 +7,15 @@
 // is read once a second. On either, the project's newest history entries are read once per
 // replica (however many consoles watch it) and those not sent yet go out. An event's id is its
 // history entry id: a reconnect (Last-Event-ID) gets what it missed, or `reset` when that is
-// more than one read can tell. A stream whose key was rotated away (or session ended) gets
-// `ended` and is closed.
+// more than one read can tell. The credentials are checked again every 5 s: a stream whose key
+// was rotated away, or whose session ended, gets `ended` (with the reason) and is closed.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Db } from 'mongodb'
 import { z } from 'zod'
-import { accountOf, bearerToken, requireApiKey } from '../platform/http/auth.ts'
+import { accountOf, bearerToken, requireApiKey, UNAUTHORIZED } from '../platform/http/auth.ts'
 import { findAccountByKey } from '../platform/accounts.ts'
-import { findSessionByHash, SESSION_REVOKED, type ConsoleSessionDoc } from '../platform/http/console-session.ts'
+import { findSessionByHash, NOT_SIGNED_IN, SESSION_REVOKED, type ConsoleSessionDoc } from '../platform/http/console-session.ts'
 import { badRequest, notFound } from '../platform/http/errors.ts'
 import { openSse, type SseStream } from '../platform/http/sse.ts'
 import { input, validate } from '../platform/http/validate.ts'
@@ -52,8 +52,8 @@ export interface ChangeEvent {
 interface Listener {
   send(events: ChangeEvent[]): void
   reset(): void
-  /** Whether the credentials the stream opened with are still good. */
-  stillAllowed(): Promise<boolean>
+  /** Null while the credentials the stream opened with are still good, else why not. */
+  refusal(): Promise<string | null>
   end(message: string): void
 }
 
@@ -177,12 +177,13 @@ export class ProjectEvents {
     } catch (err) {
       logger.warn({ err: String(err) }, 'console events version check failed')
     }
-    if (this.ticks % (this.opts.authEvery ?? 10) === 0) for (const g of list) for (const l of [...g.listeners]) void this.recheck(l)
+    if (this.ticks % (this.opts.authEvery ?? 5) === 0) for (const g of list) for (const l of [...g.listeners]) void this.recheck(l)
   }
 
   private async recheck(l: Listener): Promise<void> {
     try {
-      if (!(await l.stillAllowed())) l.end(SESSION_REVOKED)
+      const why = await l.refusal()
+      if (why) l.end(why)
     } catch (err) {
       logger.warn({ err: String(err) }, 'console events credential check failed')
     }
@@ -279,9 +280,12 @@ export function eventsRouter(platform: Platform, hub: ProjectEvents, slots: Stre
     const listener: Listener = {
       send: (events) => whenOpen(() => { for (const ev of events) stream!.send({ id: ev.id, event: 'change', data: JSON.stringify(ev) }) }),
       reset: () => whenOpen(() => void stream!.send({ event: 'reset', data: '{}' })),
-      stillAllowed: async () => {
-        if (session) return (await findSessionByHash(db, 'flags', session._id)).ok
-        return token !== null && (await findAccountByKey(db, 'flags', token)) !== null
+      refusal: async () => {
+        if (session) {
+          const found = await findSessionByHash(db, 'flags', session._id)
+          return found.ok ? null : found.reason === 'revoked' ? SESSION_REVOKED : NOT_SIGNED_IN
+        }
+        return token !== null && (await findAccountByKey(db, 'flags', token)) !== null ? null : UNAUTHORIZED
       },
       end: (message) =>
         whenOpen(() => {
