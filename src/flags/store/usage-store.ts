@@ -8,6 +8,7 @@
 // without reading its hours.
 import type { Db } from 'mongodb'
 import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { logger } from '../../platform/logger.ts'
 
 export type UsageSource = 'service' | 'in_process'
 
@@ -97,18 +98,21 @@ export async function addUsage(db: Db, rows: readonly UsageRow[], at: Date): Pro
     })),
     { ordered: false },
   )
+  // Best effort, after the counts: a failure here must not make the caller count them again.
   const flagsSeen = new Map<string, UsageRow>()
   for (const { row } of docs.values()) flagsSeen.set(`${row.project}/${row.environment}/${row.flag}`, row)
-  await lastEvaluated(db).bulkWrite(
-    [...flagsSeen].map(([id, row]) => ({
-      updateOne: {
-        filter: { _id: id },
-        update: { $max: { at }, $setOnInsert: { project_id: row.project, environment: row.environment, flag: row.flag } },
-        upsert: true,
-      },
-    })),
-    { ordered: false },
-  )
+  await lastEvaluated(db)
+    .bulkWrite(
+      [...flagsSeen].map(([id, row]) => ({
+        updateOne: {
+          filter: { _id: id },
+          update: { $set: { at }, $setOnInsert: { project_id: row.project, environment: row.environment, flag: row.flag } },
+          upsert: true,
+        },
+      })),
+      { ordered: false },
+    )
+    .catch((err) => logger.warn({ err: String(err) }, 'last evaluated times not stored'))
 }
 
 /** A flag's hourly documents in [from, to), oldest first. */
