@@ -43,6 +43,13 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
   const [changedElsewhere, setChangedElsewhere] = useState(false)
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [busy, setBusy] = useState(false)
+  /** A toggle sent and not answered yet: the checkbox shows it at once. */
+  /** Bumped when a save found problems: focus then moves to the first field in error, once drawn. */
+  const [focusTick, setFocusTick] = useState(0)
+  useEffect(() => {
+    if (focusTick) (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus()
+  }, [focusTick])
+  const [toggling, setToggling] = useState<Record<string, boolean>>({})
   const flagUrl = (env: string) => `${base(id)}/flags/${seg(flagKey)}?environment=${encodeURIComponent(env)}`
 
   const load = async (keepDraft = false) => {
@@ -106,19 +113,26 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
       else if (e instanceof ApiError && e.status === 400 && e.field) {
         setProblems({ [e.field]: e.message })
         setFormError(`The service refused the change: ${e.message}`)
+        setFocusTick((n) => n + 1)
       } else setFormError((e as Error).message)
     } finally {
       setBusy(false)
     }
   }
 
-  const toggle = (env: string, on: boolean) =>
-    change(`turn ${flagKey} ${on ? 'on' : 'off'} in ${env}`, async (v) => {
+  const toggle = async (env: string, on: boolean) => {
+    setToggling((t) => ({ ...t, [env]: on }))
+    await change(`turn ${flagKey} ${on ? 'on' : 'off'} in ${env}`, async (v) => {
       const r = await api<Flag>('PUT', flagUrl(env), { body: { enabled: on }, ifMatch: v })
       setByEnv((prev) => ({ ...prev!, [env]: r.data }))
       if (r.version !== null) setVersion(r.version)
       toast(`${flagKey} is ${on ? 'on' : 'off'} in ${env}`)
     })
+    setToggling((t) => {
+      const { [env]: _, ...rest } = t
+      return rest
+    })
+  }
 
   const save = () => {
     if (!draft || !byEnv) return
@@ -128,7 +142,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
     setProblems(found)
     if (Object.keys(found).length) {
       setFormError(`${Object.keys(found).length} field${Object.keys(found).length === 1 ? ' needs' : 's need'} fixing before saving.`)
-      setTimeout(() => (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus(), 0)
+      setFocusTick((n) => n + 1)
       return
     }
     const full: Record<string, unknown> = { ...body, name: name.trim() }
@@ -213,7 +227,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
         <legend>On or off, per environment</legend>
         <div class="env-toggles">
           {Object.keys(byEnv).map((env) => (
-            <Checkbox key={env} id={`enabled-${env}`} label={`On in ${env}`} checked={byEnv[env]!.enabled} disabled={busy} onValue={(on) => toggle(env, on)} />
+            <Checkbox key={env} id={`enabled-${env}`} label={`On in ${env}`} checked={toggling[env] ?? byEnv[env]!.enabled} disabled={busy} onValue={(on) => toggle(env, on)} />
           ))}
         </div>
       </fieldset>
