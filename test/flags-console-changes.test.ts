@@ -131,6 +131,35 @@ describe('flags console: revert, key revocation, last evaluated', () => {
     assertJsonError(await call('DELETE', `${t.project}/environments/production/server-key`, { key: other.apiKey }), 404, 'Project not found')
   })
 
+  it('deletes a project and everything in it: its keys stop working, its slot is given back; others cannot', async () => {
+    const t = await flagsAccount(sys)
+    const other = await flagsAccount(sys)
+    await post(`${t.project}/flags`, { key: 'doomed', enabled: true }, { key: t.apiKey })
+    await post(`${t.project}/segments`, { name: 's', conditions: [{ attribute: 'a', operator: 'eq', value: 'b' }] }, { key: t.apiKey })
+    await post(`${t.project}/webhooks`, { url: 'https://example.com/hook' }, { key: t.apiKey })
+    const evaluate = () => post(`${sys.url.flags}/api/v1/evaluate`, { sdk_key: t.sdkKey, flags: ['doomed'] })
+    assert.equal((await evaluate()).status, 200)
+    // A second project fills the free plan's two.
+    assert.equal((await post(`${sys.url.flags}/api/v1/projects`, { name: 'Second' }, { key: t.apiKey })).status, 201)
+    assertJsonError(await post(`${sys.url.flags}/api/v1/projects`, { name: 'Third' }, { key: t.apiKey }), 403)
+
+    assertJsonError(await call('DELETE', t.project, { key: other.apiKey }), 404, 'Project not found')
+    assert.equal((await get(t.project, { key: t.apiKey })).status, 200, 'still there')
+    const s = await signIn(sys.root.flags!, t.apiKey)
+    assertJsonError(await withSession(s, 'DELETE', t.project, { csrf: false }), 403)
+    assert.equal((await withSession(s, 'DELETE', t.project)).status, 204)
+
+    assertJsonError(await get(t.project, { key: t.apiKey }), 404, 'Project not found')
+    assertJsonError(await get(`${t.project}/flags`, { key: t.apiKey }), 404, 'Project not found')
+    assertJsonError(await call('DELETE', t.project, { key: t.apiKey }), 404, 'Project not found')
+    await until('its SDK key refused', async () => ((await evaluate()).status === 401 ? true : undefined))
+    const db = sys.platform.db
+    for (const c of ['flags', 'flag_segments', 'flag_webhooks']) assert.equal(await db.collection(c).countDocuments({ project_id: t.projectId }), 0, c)
+    assert.equal((await post(`${sys.url.flags}/api/v1/projects`, { name: 'Third' }, { key: t.apiKey })).status, 201, 'the slot was given back')
+    assert.equal((await get(`${other.project}/flags`, { key: other.apiKey })).status, 200, 'another account untouched')
+    assertJsonError(await call('DELETE', `${sys.url.flags}/api/v1/projects/${'x'.repeat(100)}`, { key: t.apiKey }), 404)
+  })
+
   it('lists when each flag was last evaluated in the environment listed (null: never)', async () => {
     const t = await flagsAccount(sys)
     await post(`${t.project}/flags`, { key: 'used', enabled: true }, { key: t.apiKey })

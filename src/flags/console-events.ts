@@ -8,7 +8,8 @@
 // replica (however many consoles watch it) and those not sent yet go out. An event's id is its
 // history entry id: a reconnect (Last-Event-ID) gets what it missed, or `reset` when that is
 // more than one read can tell. The credentials are checked again every 5 s: a stream whose key
-// was rotated away, or whose session ended, gets `ended` (with the reason) and is closed.
+// was rotated away, whose session ended, or whose project was deleted, gets `ended` (with the
+// reason) and is closed.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Db } from 'mongodb'
@@ -281,6 +282,7 @@ export function eventsRouter(platform: Platform, hub: ProjectEvents, slots: Stre
       send: (events) => whenOpen(() => { for (const ev of events) stream!.send({ id: ev.id, event: 'change', data: JSON.stringify(ev) }) }),
       reset: () => whenOpen(() => void stream!.send({ event: 'reset', data: '{}' })),
       refusal: async () => {
+        if (!(await getProject(db, account._id, p._id))) return 'Project not found'
         if (session) {
           const found = await findSessionByHash(db, 'flags', session._id)
           return found.ok ? null : found.reason === 'revoked' ? SESSION_REVOKED : NOT_SIGNED_IN

@@ -15,6 +15,7 @@ import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, state
 import { changedMeanwhile, conditionalWrite, guardVersion, ifMatchOf, matches, setEtag, versionedRead } from './concurrency.ts'
 import { allocateSplits } from './engine/variant-allocation.ts'
 import { lastEvaluatedIn } from './store/usage-store.ts'
+import { deleteProject } from './project-delete.ts'
 import { missingSegments } from './store/segment-store.ts'
 import { recordChange } from './changes/audit.ts'
 import { flagState, projectState, sdkKeyState } from './changes/change-state.ts'
@@ -135,6 +136,15 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   }
   router.patch('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
   router.put('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
+
+  // Deletes the project and everything in it (flags, segments, environments and their keys,
+  // webhooks, history, usage): the console asks for confirmation naming what is lost.
+  router.delete('/projects/:id', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    if (!(await deleteProject(db, accountOf(ctx)._id, params.id))) throw notFound(PROJECT_NOT_FOUND)
+    await cache.changed(params.id, { keys: true })
+    ctx.status = 204
+  })
 
   router.post('/projects/:id/sdk-key/rotate', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)

@@ -125,6 +125,19 @@ async function releaseProjectSlot(db: Db, accountId: string): Promise<void> {
   await counters(db).updateOne({ _id: accountId, projects: { $gt: 0 } }, { $inc: { projects: -1 } })
 }
 
+/**
+ * Deletes the account's project document (its SDK and server keys stop resolving at once) and
+ * gives its slot back; false if there is no such project. Its flags, segments and the rest are
+ * removed by the caller after this (project-delete.ts): until then they belong to no project.
+ */
+export async function deleteProjectDoc(db: Db, accountId: string, id: string): Promise<boolean> {
+  if (id.length > 64) return false
+  const r = await projects(db).deleteOne({ _id: id, account_id: accountId })
+  if (r.deletedCount !== 1) return false
+  await releaseProjectSlot(db, accountId)
+  return true
+}
+
 /** Create a project if the account is under `limit`; null when the limit is reached. */
 export async function createProject(
   db: Db,
