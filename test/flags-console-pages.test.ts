@@ -3,7 +3,7 @@
 // CSP and headers on each, the API's JSON 404s unchanged, and the bundle built with esbuild from
 // Preact JSX when missing and again when a source changes.
 import assert from 'node:assert/strict'
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, utimesSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, utimesSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ConsoleBundle } from '../src/platform/http/console-build.ts'
@@ -104,6 +104,16 @@ describe('flags console: pages and assets', () => {
       // A fresh process finds the manifest on disk and builds nothing.
       const again = await new ConsoleBundle({ name: 'demo', sourceDir: dir, outDir: out }).current()
       assert.equal(again.built_at, second.built_at)
+      // An earlier build's files stay an hour (pages loaded before still ask for them), then go.
+      assert.ok(existsSync(path.join(out, first.js)))
+      const old = new Date(Date.now() - 2 * 3600_000)
+      utimesSync(path.join(out, first.js), old, old)
+      writeFileSync(main, readFileSync(main, 'utf8').replace('second version', 'third version'))
+      utimesSync(main, new Date(Date.now() + 10_000), new Date(Date.now() + 10_000))
+      const third = await bundle.current()
+      assert.ok(!existsSync(path.join(out, first.js)), 'pruned')
+      assert.ok(existsSync(path.join(out, second.js)), 'a recent one is kept')
+      assert.ok(existsSync(path.join(out, third.js)))
     } finally {
       rmSync(dir, { recursive: true, force: true })
       rmSync(out, { recursive: true, force: true })

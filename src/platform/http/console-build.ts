@@ -136,7 +136,20 @@ export async function buildConsole(opts: ConsoleBundleOptions): Promise<ConsoleM
   if (css === null) css = files.find((f) => f.startsWith('main-') && f.endsWith('.css')) ?? null
   const manifest: ConsoleManifest = { fingerprint: print, js, css, files, placeholder, built_at: new Date().toISOString() }
   await writeAtomically(path.join(outDir, 'manifest.json'), JSON.stringify(manifest, null, 2))
+  await prune(outDir, new Set(files))
   return manifest
+}
+
+/** Files of earlier builds are kept an hour (a page loaded before the rebuild still asks for them), then removed. */
+const KEEP_OLD_MS = 3_600_000
+
+async function prune(outDir: string, current: Set<string>): Promise<void> {
+  for (const name of await fs.readdir(outDir).catch(() => [] as string[])) {
+    if (name === 'manifest.json' || current.has(name)) continue
+    const file = path.join(outDir, name)
+    const st = await fs.stat(file).catch(() => null)
+    if (st && Date.now() - st.mtimeMs > KEEP_OLD_MS) await fs.rm(file, { force: true }).catch(() => {})
+  }
 }
 
 /**
