@@ -39,6 +39,9 @@ export function createFlagsApp(platform: Platform): ServiceApp {
   const hub = new ChangeHub(cache)
   const slots = new StreamSlots(platform)
   const events = new ProjectEvents(platform.db, cache)
+  const pages = consolePages({ name: 'flags', title: 'Feature flags · queueworks', paths: CONSOLE_PATHS })
+  // Built (when missing or stale) as the service starts, so the first visit does not wait for it.
+  pages.bundle.current().catch((err) => logger.warn({ err: String(err) }, 'console bundle not built at start; the first request tries again'))
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
@@ -46,7 +49,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     rawPath: (path) => path.startsWith('/ofrep/'),
     hotRoutes: [evaluateHotRoute(cache, gate)],
     // The web console (src/console/flags/): its page at / and its deep links, and its bundle.
-    middleware: [consolePages({ name: 'flags', title: 'Feature flags · queueworks', paths: CONSOLE_PATHS })],
+    middleware: [pages],
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
