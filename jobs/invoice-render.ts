@@ -1,8 +1,8 @@
 // invoice-render: renders one single or demo invoice into a PDF (batch rows: invoice-batch-render).
 import { defineJob } from '../src/platform/queue/job.ts'
 import { invoiceRenderContract } from '../src/invoice/job-contracts.ts'
-import { renderAndRecord, renderStoredInvoice } from '../src/invoice/pdf/render-invoice.ts'
-import { warmRenderPool } from '../src/invoice/pdf/render-pool.ts'
+import { renderAndRecord, renderStoredInvoice } from '../src/invoice/pdf/job-render-invoice.ts'
+import { warmRenderPool } from '../src/invoice/pdf/pool-render-threads.ts'
 
 export const invoiceRenderJob = defineJob(invoiceRenderContract, {
   concurrency: 2,

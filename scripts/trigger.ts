@@ -2,7 +2,7 @@
 // of a sender (trigger/events.ts) to an endpoint's capture URL, as `stripe trigger` does for Stripe,
 // so a receiver (or `listen`) can be tried without the sender. Endpoints keep no signing secret
 // (the verify action takes it per call), so the secret is given here: --secret or
-// QUEUEWORKS_TRIGGER_SECRET. docs/webhooks.md, "trigger".
+// QUEUEWORKS_TRIGGER_SECRET. docs/webhooks-tools.md, "`trigger`".
 import { hasDotSegment } from '../src/webhooks/forward/outbound.ts'
 import { parseCommandLine } from './command-line.ts'
 import { SecretError, SENDERS, type Sender } from './trigger/events.ts'

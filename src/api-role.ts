@@ -7,7 +7,7 @@ import { ALL_COLLECTIONS, ALL_INDEXES } from './collections.ts'
 import { SERVICES, serviceByName } from './services.ts'
 import { ALL_QUEUES } from './job-contracts.ts'
 import { loadConfig, type Config } from './platform/config.ts'
-import { ensureInfra } from './platform/embedded/index.ts'
+import { ensureInfra } from './embedded/index.ts'
 import { logger } from './platform/logger.ts'
 import { createPlatform, type Platform } from './platform/platform.ts'
 import { startWorkers } from '../workers/main.ts'
@@ -31,8 +31,8 @@ function spawnWorkerProcess(env: NodeJS.ProcessEnv, index: number): ChildProcess
   return child
 }
 
-export async function cmdStart(config: Config, ephemeral = false): Promise<void> {
-  const infra = await ensureInfra(config, { ephemeral, known: ALL_COLLECTIONS })
+export async function cmdStart(config: Config, opts: { ephemeral?: boolean; acceptJournalDamage?: boolean } = {}): Promise<void> {
+  const infra = await ensureInfra(config, { ...opts, known: ALL_COLLECTIONS })
   // What was started (the Stripe simulator) is configuration like the rest; workers inherit it.
   config = loadConfig({ ...process.env, ...infra.env })
   // The whole system runs here, so queue depth is exported here once by default; never by workers.

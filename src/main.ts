@@ -13,10 +13,10 @@ import { startTracing } from './platform/tracing.ts'
 /** The services `api` runs when none is named (src/services.ts defines them). */
 const SERVICE_NAMES: Service[] = ['invoice', 'flags', 'webhooks']
 
-export const USAGE = 'usage: main.ts start [--ephemeral] | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]'
+export const USAGE = 'usage: main.ts start [--ephemeral] [--accept-journal-damage] | api [--service invoice,flags,webhooks] | worker [--queues q1,q2] [--concurrency N]'
 
 export type Command =
-  | { cmd: 'start'; ephemeral: boolean }
+  | { cmd: 'start'; ephemeral: boolean; acceptJournalDamage: boolean }
   | { cmd: 'api'; services: string[] }
   | { cmd: 'worker'; queues: string[]; concurrency?: number }
 
@@ -25,13 +25,13 @@ export function parseCommand(argv: string[]): Command | null {
   const [cmd, ...rest] = argv
   const { values } = parseArgs({
     args: rest,
-    options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' }, ephemeral: { type: 'boolean' } },
+    options: { service: { type: 'string' }, queues: { type: 'string' }, concurrency: { type: 'string' }, ephemeral: { type: 'boolean' }, 'accept-journal-damage': { type: 'boolean' } },
     allowPositionals: false,
   })
   const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : [])
   switch (cmd) {
     case 'start':
-      return { cmd, ephemeral: values.ephemeral === true }
+      return { cmd, ephemeral: values.ephemeral === true, acceptJournalDamage: values['accept-journal-damage'] === true }
     case 'api':
       return { cmd, services: values.service ? list(values.service) : SERVICE_NAMES }
     case 'worker': {
@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<void> {
   await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: `queueworks-${role}` })
   switch (command.cmd) {
     case 'start':
-      return (await import('./api-role.ts')).cmdStart(config, command.ephemeral)
+      return (await import('./api-role.ts')).cmdStart(config, { ephemeral: command.ephemeral, acceptJournalDamage: command.acceptJournalDamage })
     case 'api':
       return (await import('./api-role.ts')).cmdApi(config, command.services)
     case 'worker':

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict'
 import { freePort } from './helpers/ports.ts'
 import Stripe from 'stripe'
-import { parseStripeForm } from '../src/platform/embedded/stripe-simulator/form.ts'
-import { startStripeSimulator, type StripeSimulator } from '../src/platform/embedded/stripe-simulator/server.ts'
+import { parseStripeForm } from '../src/embedded/stripe-simulator/form.ts'
+import { startStripeSimulator, type StripeSimulator } from '../src/embedded/stripe-simulator/server.ts'
 import { loadConfig } from '../src/platform/config.ts'
-import { ensureInfra } from '../src/platform/embedded/index.ts'
+import { ensureInfra } from '../src/embedded/index.ts'
 
 const params = (name = 'Invoice API Pro'): Stripe.Checkout.SessionCreateParams => ({
   mode: 'subscription',

@@ -1,4 +1,4 @@
-// The embedded store's write journal (src/platform/embedded/journal*.ts) against the real engine,
+// The embedded store's write journal (src/embedded/journal*.ts) against the real engine,
 // through the real proxy: every kind of write the driver sends is journaled once acknowledged and
 // replays to the same documents (upserts get the _id they got, failed statements stay out); a
 // record torn by a crash mid-append is left out, not fatal; and a snapshot taken while writers
@@ -10,10 +10,11 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MongoClient, ObjectId, type Db, type Document } from 'mongodb'
-import { Journal, JOURNAL_DIR, readJournal } from '../src/platform/embedded/journal.ts'
-import { startJournalProxy, type JournalProxy } from '../src/platform/embedded/journal-proxy.ts'
-import { replayJournal } from '../src/platform/embedded/journal-replay.ts'
-import { readSnapshot, restoreSnapshot, reuseFrom, writeSnapshot } from '../src/platform/embedded/snapshot.ts'
+import { Journal, JOURNAL_DIR } from '../src/embedded/journal.ts'
+import { inspectJournal as readJournal } from '../src/embedded/journal-recovery.ts'
+import { startJournalProxy, type JournalProxy } from '../src/embedded/journal-proxy.ts'
+import { replayJournal } from '../src/embedded/journal-replay.ts'
+import { readSnapshot, restoreSnapshot, reuseFrom, writeSnapshot } from '../src/embedded/snapshot.ts'
 
 const sortById = (docs: Document[]) => docs.sort((a, b) => String(a._id).localeCompare(String(b._id)))
 

@@ -1,4 +1,4 @@
-// The snapshot thread of `start` (src/platform/embedded/snapshot-client.ts and snapshot-thread.ts)
+// The snapshot thread of `start` (src/embedded/snapshot-client.ts and snapshot-thread.ts)
 // against the real engine: it writes what the main thread asks, a snapshot that fails there is a
 // rejected promise (the periodic one is then logged and the previous snapshot kept) and the thread
 // goes on serving, and a thread stopped under a snapshot rejects it rather than leaving it hanging.
@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
-import { snapshotThread } from '../src/platform/embedded/snapshot-client.ts'
-import { readSnapshot } from '../src/platform/embedded/snapshot.ts'
+import { snapshotThread } from '../src/embedded/snapshot-client.ts'
+import { readSnapshot } from '../src/embedded/snapshot.ts'
 
 describe('embedded store: the snapshot thread', function () {
   this.timeout(60_000)

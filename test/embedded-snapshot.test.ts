@@ -1,4 +1,4 @@
-// Snapshots of the embedded engine (src/platform/embedded/snapshot.ts) against the real engine:
+// Snapshots of the embedded engine (src/embedded/snapshot.ts) against the real engine:
 // a round trip keeps every BSON type as it was, a damaged or foreign snapshot is refused before
 // anything is restored, and every collection the code names is one that snapshots save.
 import assert from 'node:assert/strict'
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId, type Db } from 'mongodb'
 import { ALL_COLLECTIONS } from '../src/collections.ts'
-import { DamagedSnapshotError, MANIFEST, readSnapshot, restoreSnapshot, writeSnapshot } from '../src/platform/embedded/snapshot.ts'
+import { DamagedSnapshotError, MANIFEST, readSnapshot, restoreSnapshot, writeSnapshot } from '../src/embedded/snapshot.ts'
 
 describe('embedded store: snapshots', function () {
   this.timeout(60_000)

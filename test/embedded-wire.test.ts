@@ -2,7 +2,7 @@
 // gathered without copying them again at every read.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { MessageFramer } from '../src/platform/embedded/wire.ts'
+import { MessageFramer } from '../src/embedded/wire.ts'
 
 const message = (bodyBytes: number): Buffer => {
   const m = Buffer.concat([Buffer.alloc(16), randomBytes(bodyBytes)])

@@ -1,4 +1,4 @@
-// The engine's shortcuts (docs/flags.md, "The evaluation hot path") answer exactly as the plain
+// The engine's shortcuts (docs/flags-evaluation.md, "The evaluation hot path") answer exactly as the plain
 // definitions do: the
 // anchored-literal prefilter of `matches` against RE2 itself, the one-closure operators against
 // their definitions, and cost-ordered conditions against every order of the same conditions.

@@ -5,6 +5,10 @@ import murmurhash from 'murmurhash'
 import { clock } from '../src/platform/clock.ts'
 import { compileFlag, normalizeContext, type Condition, type FlagDefinition, type Rule } from '../src/flags/engine/rules.ts'
 import { compileSplit, type Variant } from '../src/flags/engine/variants.ts'
+import { setEngineClock } from '../src/flags/engine/now.ts'
+
+// The engine reads the platform clock only through what the service hands it; here, this test.
+setEngineClock(() => clock.nowMs())
 
 const flag = (rules: Rule[], extra: Partial<FlagDefinition> = {}): FlagDefinition => ({ key: 'checkout', enabled: true, type: 'boolean', default_value: false, rules, ...extra })
 const holds = (c: Condition, o: Record<string, unknown>) => compileFlag(flag([{ conditions: [c], value: true }])).evaluate(normalizeContext(o)).value === true

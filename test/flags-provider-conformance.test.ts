@@ -8,7 +8,7 @@
 // be replayed with QW_CONFORMANCE_SEED.
 import assert from 'node:assert/strict'
 import { OpenFeature, type Client, type EvaluationContext, type EvaluationDetails, type JsonValue } from '@openfeature/server-sdk'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../packages/openfeature-provider/src/index.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'

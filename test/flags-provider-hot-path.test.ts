@@ -1,4 +1,4 @@
-// What the in-process provider's hot path relies on (docs/flags.md, "The evaluation hot path"):
+// What the in-process provider's hot path relies on (docs/flags-evaluation.md, "The evaluation hot path"):
 // every result a compiled flag can serve is listed at its slot (the provider keeps a result's
 // details and usage count by slot); contexts are read in place only when that gives the answers
 // of a copy of their own attributes (a prototype decides, never an own property named
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { OpenFeature, type Client, type EvaluationContext, type JsonValue } from '@openfeature/server-sdk'
 import { OFREPProvider } from '@openfeature/ofrep-provider'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../packages/openfeature-provider/src/index.ts'
 import { compileFlag, inPlaceContext, normalizeContext, NOT_FOUND, type FlagDefinition } from '../src/flags/engine/rules.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { post } from './helpers/http.ts'

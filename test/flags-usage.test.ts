@@ -4,7 +4,7 @@
 // flag_usage_evaluations_total. Every limit on what a client may report, and every refusal.
 import assert from 'node:assert/strict'
 import { OpenFeature } from '@openfeature/server-sdk'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../packages/openfeature-provider/src/index.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount, type FlagsAccount } from './helpers/flags.ts'

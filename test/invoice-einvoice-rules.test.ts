@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/thread-render-pdf.ts'
 import { buildEInvoice } from '../src/invoice/einvoice/einvoice-model.ts'
 import { businessRuleViolations } from '../src/invoice/einvoice/einvoice-rules.ts'
 import { formatProblems, rateProblems } from '../src/invoice/model/einvoice-requirements.ts'

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { FormatFactoryService } from '@e-invoice-eu/core'
 import { libraryRenderXML, renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/thread-render-pdf.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { CII_XSD, fullRequest, pdfAttachments, ublXsdOf, xsdValidate } from './helpers/einvoice.ts'
 

@@ -8,7 +8,7 @@ import { startSystem, spawnWorker, waitForExit, type TestSystem } from './helper
 import { getInvoice, invoiceSlots } from '../src/invoice/store/invoice-store.ts'
 import { get, post, type Res } from './helpers/http.ts'
 import { pdfPages, qpdfCheck } from './helpers/pdf.ts'
-import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { startRedisServer, type EmbeddedRedis } from '../src/embedded/redis-server.ts'
 import { freePort } from './helpers/ports.ts'
 import { readConsumers } from '../src/platform/queue/consumers.ts'
 import { findAccountByKey, setPlan } from '../src/platform/accounts.ts'

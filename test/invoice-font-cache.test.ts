@@ -1,11 +1,11 @@
 // Fonts embedded in invoice PDFs are parsed once per render thread and shared by every document
-// (src/invoice/pdf/font-cache.ts): the documents use the shared font, and each still embeds only the
+// (src/invoice/pdf/patches/font-cache.ts): the documents use the shared font, and each still embeds only the
 // glyphs it prints (its own subset), so what one invoice prints never leaks into another. The
 // standard fonts' metrics (Helvetica) are parsed once per thread too, and change no byte of a PDF.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { sharedAfmFonts, sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/font-cache.ts'
-import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { sharedAfmFonts, sharedFontReuses, sharedLayoutWords } from '../src/invoice/pdf/patches/font-cache.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/thread-render-pdf.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { pdfFonts } from './helpers/einvoice.ts'
 import { pdfText, qpdfCheck } from './helpers/pdf.ts'

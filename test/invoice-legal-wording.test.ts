@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { XMLParser } from 'fast-xml-parser'
 import { renderEInvoice } from '../src/invoice/einvoice/einvoice-render.ts'
-import { renderInvoicePdf } from '../src/invoice/pdf/render.ts'
+import { renderInvoicePdf } from '../src/invoice/pdf/thread-render-pdf.ts'
 import { invoiceBodySchema } from '../src/invoice/invoice-schema.ts'
 import { formatProblems } from '../src/invoice/model/einvoice-requirements.ts'
 import { CII_XSD, fullRequest, ublXsdOf, xsdValidate, refusalOf } from './helpers/einvoice.ts'

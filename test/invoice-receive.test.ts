@@ -1,4 +1,4 @@
-// Receiving e-invoices (docs/einvoice.md, "Receiving e-invoices"): what /invoice writes as UBL,
+// Receiving e-invoices (docs/einvoice-receiving.md): what /invoice writes as UBL,
 // XRechnung CII and Factur-X reads back as the same request with no error findings and counts once;
 // a stated total that does not match its lines is a BR-CO finding; hostile or wrong input (DTDs and
 // external entities, entity expansion, deep nesting, oversized bodies, PDFs without the XML,
@@ -17,11 +17,11 @@ import { PDFDocument } from '@cantoo/pdf-lib'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { deflateSync } from 'node:zlib'
 import { spawn } from 'node:child_process'
-import { readEInvoice } from '../src/invoice/einvoice/receive/read-einvoice.ts'
-import { ReadDeadline } from '../src/invoice/einvoice/receive/read-deadline.ts'
-import { MAX_READS, readInThread } from '../src/invoice/einvoice/receive/read-pool.ts'
+import { readEInvoice } from '../src/invoice/receive/read-einvoice.ts'
+import { ReadDeadline } from '../src/invoice/receive/read-deadline.ts'
+import { MAX_READS, readInThread } from '../src/invoice/receive/read-pool.ts'
 import type { HttpError } from '../src/platform/http/errors.ts'
-import { xsdFindings } from '../src/invoice/einvoice/receive/checks.ts'
+import { xsdFindings } from '../src/invoice/receive/checks.ts'
 import { until } from './helpers/wait.ts'
 
 describe('invoice API: receiving e-invoices', () => {
@@ -96,11 +96,22 @@ describe('invoice API: receiving e-invoices', () => {
     assert.equal(await usage(), before + 1)
   })
 
-  it('a stated total that does not match the lines is a BR-CO finding', async () => {
+  it('a stated total that does not match the lines is a BR-CO finding; ?output=pdf still renders it (200), the stated total and the finding on the page', async () => {
     const xml = written.get('xrechnung')!.toString('utf8').replace(/<ram:GrandTotalAmount>([\d.]+)<\/ram:GrandTotalAmount>/, '<ram:GrandTotalAmount>1.00</ram:GrandTotalAmount>')
     const res = await read(xml, 'application/xml')
     assert.equal(res.status, 200, res.text)
-    assert.ok(res.json.findings.some((f: { rule: string }) => f.rule === 'BR-CO-15'), res.text)
+    const f = res.json.findings.find((x: { rule: string }) => x.rule === 'BR-CO-15')
+    assert.deepEqual(f && [f.severity, f.bt, f.stated, f.computed], ['error', 'BT-112', '1.00', '2006.42'], res.text)
+    assert.equal(res.json.stated.totals.BT112, '1.00')
+    const before = await usage()
+    const pdf = await call('POST', `${base}/einvoice/read?output=pdf`, { raw: xml, key, headers: { 'content-type': 'application/xml' } })
+    assert.equal(pdf.status, 200, pdf.text)
+    assert.match(pdf.headers.get('content-type')!, /^application\/pdf/)
+    const text = pdfText(pdf.body)
+    assert.match(text, /BR-CO-15/)
+    assert.match(text, /€1\.00/)
+    assert.match(text, /error finding/)
+    assert.equal(await usage(), before + 1)
   })
 
   it('XSD: an element the schema does not allow is an XSD finding (when the schemas are there)', async function () {
@@ -203,10 +214,18 @@ describe('invoice API: receiving e-invoices', () => {
       return Buffer.from(await doc.save())
     }
 
-    it('a PDF with several invoice XMLs: 400 naming them; a compressed-stream bomb: 413', async () => {
+    it('a PDF with several XMLs none of the documented names: 400 naming them; with factur-x.xml and the legacy ZUGFeRD-invoice.xml: factur-x.xml read; a compressed-stream bomb: 413', async () => {
       const before = await usage()
       const xml = Buffer.from(ubl())
-      assertJsonError(await read(await pdfWith([['factur-x.xml', xml], ['xrechnung.xml', xml]]), 'application/pdf'), 400, /several invoice XML files \(factur-x\.xml, xrechnung\.xml\)/)
+      assertJsonError(await read(await pdfWith([['a.xml', xml], ['b.xml', xml]]), 'application/pdf'), 400, /several invoice XML files \(a\.xml, b\.xml\)/)
+      // ZUGFeRD 2 writers embed both names: the documented order reads factur-x.xml (the other is garbage here, so reading it would fail).
+      const both = await read(await pdfWith([['ZUGFeRD-invoice.xml', Buffer.from('<not-an-invoice/>')], ['factur-x.xml', xml]]), 'application/pdf')
+      assert.equal(both.status, 200, both.text)
+      assert.equal(both.json.attachment, 'factur-x.xml')
+      assert.equal(await usage(), before + 1)
+      const legacyOnly = await read(await pdfWith([['ZUGFeRD-invoice.xml', xml], ['other.xml', Buffer.from('<x/>')]]), 'application/pdf')
+      assert.equal(legacyOnly.status, 200, legacyOnly.text)
+      assert.equal(legacyOnly.json.attachment, 'ZUGFeRD-invoice.xml')
       // 16 MB of blanks (twice the cap) compress to about 16 KB: inflating stops at the cap.
       const bomb = await pdfWith([['factur-x.xml', Buffer.alloc(16 * 1024 * 1024, 0x20)]])
       assert.ok(bomb.length < 1024 * 1024, `bomb is ${bomb.length} bytes`)
@@ -214,7 +233,7 @@ describe('invoice API: receiving e-invoices', () => {
       // One XML among other attachments is read.
       const ok = await read(await pdfWith([['factur-x.xml', xml], ['terms.pdf', Buffer.from('%PDF-1.4')]]), 'application/pdf')
       assert.equal(ok.status, 200, ok.text)
-      assert.equal(await usage(), before + 1)
+      assert.equal(await usage(), before + 3)
     })
 
     it('a 2 MB document of 262,144 elements is parsed off the event loop: requests sent meanwhile are answered before it', async () => {

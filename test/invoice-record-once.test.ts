@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { clock, monthKey } from '../src/platform/clock.ts'
 import { randomId } from '../src/platform/ids.ts'
-import { renderAndRecord } from '../src/invoice/pdf/render-invoice.ts'
+import { renderAndRecord } from '../src/invoice/pdf/job-render-invoice.ts'
 import { awaitInvoicePdf, giveUp } from '../src/invoice/await-invoice.ts'
 import type { HttpError } from '../src/platform/http/errors.ts'
 import { Job } from 'bullmq'

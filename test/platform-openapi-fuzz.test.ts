@@ -78,7 +78,7 @@ describe('every OpenAPI operation under hostile input: never a 5xx', function ()
     if (init.type) headers['content-type'] = init.type
     if (init.auth !== false && keys[o.service]) headers.authorization = `Bearer ${keys[o.service]}`
     const ac = new AbortController()
-    const r = await fetch(`${sys.root[o.service]}${path}`, { method: o.method.toUpperCase(), headers, body: init.body, signal: ac.signal })
+    const r = await fetch(`${sys.root[o.service]}${path}`, { method: o.method.toUpperCase(), headers, body: init.body as BodyInit | undefined, signal: ac.signal })
     const stream = (r.headers.get('content-type') ?? '').startsWith('text/event-stream')
     const text = stream ? '' : await r.text()
     if (stream) ac.abort()

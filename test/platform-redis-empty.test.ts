@@ -3,7 +3,7 @@
 // a forward retry that was waiting in Redis, and a batch and a capture accepted while Redis was
 // down — is re-enqueued from MongoDB and completes.
 import assert from 'node:assert/strict'
-import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { startRedisServer, type EmbeddedRedis } from '../src/embedded/redis-server.ts'
 import { freePort } from './helpers/ports.ts'
 import { outboxSweepContract } from '../src/platform/queue/outbox.ts'
 import { spawnWorker, startSystem, waitForExit, type TestSystem } from './helpers/system.ts'

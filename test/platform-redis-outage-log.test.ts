@@ -4,7 +4,7 @@
 // through the JSON logger (one "lost" line, one "back" line), not once per reconnect attempt.
 import assert from 'node:assert/strict'
 import { freePort } from './helpers/ports.ts'
-import { startRedisServer, type EmbeddedRedis } from '../src/platform/embedded/redis-server.ts'
+import { startRedisServer, type EmbeddedRedis } from '../src/embedded/redis-server.ts'
 import { spawnWorker, testEnv, waitForExit } from './helpers/system.ts'
 import { get } from './helpers/http.ts'
 import { waitFor } from './helpers/webhooks.ts'

@@ -2,7 +2,7 @@
 // Retry-After (as it does when Redis is down), never a 500. This file runs its own engine process
 // so that stopping it leaves the shared one alone.
 import assert from 'node:assert/strict'
-import { startMongoEngine, type EmbeddedMongo } from '../src/platform/embedded/mongo-engine.ts'
+import { startMongoEngine, type EmbeddedMongo } from '../src/embedded/mongo-engine.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 import { call, get, post, type Res } from './helpers/http.ts'
 

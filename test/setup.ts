@@ -8,8 +8,8 @@ process.env.LOG_LEVEL ??= 'silent'
 let stops: Array<() => Promise<void>> = []
 
 export async function mochaGlobalSetup() {
-  const { startRedisServer } = await import('../src/platform/embedded/redis-server.ts')
-  const { startMongoEngine } = await import('../src/platform/embedded/mongo-engine.ts')
+  const { startRedisServer } = await import('../src/embedded/redis-server.ts')
+  const { startMongoEngine } = await import('../src/embedded/mongo-engine.ts')
   const [redis, mongo] = await Promise.all([startRedisServer(), startMongoEngine()])
   process.env.TEST_REDIS_URL = redis.url
   process.env.TEST_MONGO_URL = mongo.url

@@ -30,7 +30,8 @@ describe('webhooks: inspection page (Debian chromium)', function () {
     const nonce = /script-src 'nonce-([A-Za-z0-9+/=]{24})';/.exec(csp)?.[1]
     assert.ok(nonce, csp)
     assert.equal(csp, inspectCsp(nonce))
-    assert.ok(r.text.includes(`<script src="/static/inspect.js" nonce="${nonce}" defer></script>`))
+    // The body formatters first (deferred scripts run in order), then the page script.
+    assert.ok(r.text.includes(`<script src="/static/inspect-format.js" nonce="${nonce}" defer></script>\n<script src="/static/inspect.js" nonce="${nonce}" defer></script>`))
     // A fresh nonce per response.
     assert.notEqual((await get(ep.inspect_url)).headers.get('content-security-policy'), csp)
     assert.ok(!/<script>/.test(r.text), 'no inline script')
@@ -39,6 +40,10 @@ describe('webhooks: inspection page (Debian chromium)', function () {
     const js = await get(`${sys.url.webhooks}/static/inspect.js`)
     assert.equal(js.status, 200)
     assert.match(js.headers.get('content-type')!, /javascript/)
+    const format = await get(`${sys.url.webhooks}/static/inspect-format.js`)
+    assert.equal(format.status, 200)
+    assert.match(format.headers.get('content-type')!, /javascript/)
+    assert.equal(format.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'")
     assert.equal((await get(`${sys.url.webhooks}/inspect/${'x'.repeat(22)}`)).status, 404)
     assert.equal((await get(`${sys.url.webhooks}/static/nope.js`)).status, 404)
     // The icon browsers ask every page of the origin for.

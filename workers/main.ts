@@ -8,7 +8,7 @@ import { closeWorkers, onJobProcessed, registerWorker, upsertScheduler, type Reg
 import { startHeartbeat } from '../src/platform/queue/consumers.ts'
 import { startSelfHeal } from '../src/platform/queue/self-heal.ts'
 import { REQUEUES } from '../jobs/requeues.ts'
-import { closeRenderPool } from '../src/invoice/pdf/render-pool.ts'
+import { closeRenderPool } from '../src/invoice/pdf/pool-render-threads.ts'
 import { logger } from '../src/platform/logger.ts'
 
 export interface WorkerOptions {

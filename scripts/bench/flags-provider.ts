@@ -1,4 +1,4 @@
-// In-process provider benchmark (docs/flags.md, "In-process provider"): `npm run
+// In-process provider benchmark (docs/flags-in-process.md, "In-process provider"): `npm run
 // bench:flags-provider [-- --providers 200 --rounds 10 --rate-rounds 3 --no-write]`.
 // One flags API process (`src/main.ts api --service flags`) serves two projects of rich flags
 // (lib/flags-rich.ts): FLAGS of them, the mixed workload of `bench:flags`' in-process engine figure
@@ -24,7 +24,7 @@ import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ProviderEvents } from '@openfeature/server-sdk'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../../packages/openfeature-provider/src/index.ts'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { benchMongo, benchPort, benchRedis } from './lib/bench-env.ts'

@@ -1,4 +1,4 @@
-// Flag change-stream benchmark (docs/flags.md, "Change stream"): `npm run bench:flags-stream [--
+// Flag change-stream benchmark (docs/flags-evaluation.md, "Change stream"): `npm run bench:flags-stream [--
 // --streams 2000 --rounds 10 --no-write]`.
 // One flags API process (`src/main.ts api --service flags`, as in production, so its RSS is its
 // own) holds STREAMS open change streams (GET /ofrep/v1/stream) of one project; a flag is changed

@@ -19,7 +19,7 @@ import { fmt, loadAverage } from './lib/harness.ts'
 import { invoiceOfLines } from './lib/invoice-20.ts'
 import { cpuDelta, cpuOf } from './lib/proc-cpu.ts'
 import { summarise } from './lib/cpu-profile-summary.ts'
-import { renderInvoicePdf } from '../../src/invoice/pdf/render.ts'
+import { renderInvoicePdf } from '../../src/invoice/pdf/thread-render-pdf.ts'
 import { invoiceBodySchema } from '../../src/invoice/invoice-schema.ts'
 
 const N = Number(process.env.BENCH_PROFILE_N ?? 100)
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     const served = Date.now()
     for (let i = 0; i < WARMUP; i++) await one()
     // The render threads load the e-invoice libraries 20 s after the worker is ready
-    // (render-pool.ts): that start-up work must not fall into the window.
+    // (pool-render-threads.ts): that start-up work must not fall into the window.
     while (Date.now() - served < 30_000) await one()
     await new Promise((r) => setTimeout(r, 500))
 

@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     const warmupFailures = { ...failures }
     await clearStored()
     // The worker's render threads load the e-invoice libraries 20 s after it is ready
-    // (src/invoice/pdf/render-pool.ts): a one-off burst of ~0.3 s of CPU and their memory. Measured
+    // (src/invoice/pdf/pool-render-threads.ts): a one-off burst of ~0.3 s of CPU and their memory. Measured
     // before it was done, it fell into whichever phase ran then (once the sequential one: +5 ms per
     // invoice of worker CPU) and into the RSS growth. So every measurement starts after it.
     const warmedAt = served + 30_000

@@ -1,4 +1,4 @@
-// Webhook live-stream benchmark (docs/webhooks.md, "Live stream"), run by `npm run bench:webhooks`
+// Webhook live-stream benchmark (docs/webhooks-tools.md, "Live stream"), run by `npm run bench:webhooks`
 // after the capture benchmark, or alone: `npm run bench:webhooks-live [-- --duration 5 --rounds 3
 // --streams 1000 --no-write]`. On the shared harness (lib/harness.ts): a warm-up round per side,
 // then interleaved rounds, median and range, the load average before each round, failures counted.

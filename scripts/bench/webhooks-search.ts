@@ -1,4 +1,4 @@
-// Webhook search benchmark (docs/webhooks.md, "Live stream, `listen` CLI, search"): fills one
+// Webhook search benchmark (docs/webhooks-tools.md, "Search"): fills one
 // endpoint with captures of realistic variety
 // (several methods, sub-paths, headers, JSON bodies of ~0.5 KiB; up to --count, 100,000 by default,
 // or as many as the storage takes in --fill-seconds), with other endpoints' captures beside them,

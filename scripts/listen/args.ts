@@ -1,5 +1,5 @@
 // The command line of `queueworks listen`: options, their checks (a bad value exits 2 with the
-// reason and the usage) and the defaults from the environment. docs/webhooks.md, "listen CLI".
+// reason and the usage) and the defaults from the environment. docs/webhooks-tools.md, "`listen` CLI".
 import { parseCommandLine } from '../command-line.ts'
 import type { StartPoint } from './catch-up.ts'
 import { parseHeaderOption } from './deliver.ts'

@@ -1,5 +1,5 @@
 // Which captures `listen` delivers: --filter-path, --filter-method and --filter-headers
-// (docs/webhooks.md, "listen CLI"). Each kind of filter narrows (AND); the values of one kind
+// (docs/webhooks-tools.md, "`listen` CLI"). Each kind of filter narrows (AND); the values of one kind
 // widen (OR), except headers, where every given header must match. A capture that fails one is
 // skipped: not sent to the local target, but counted and passed by the resume mark.
 import { minimatch } from 'minimatch'

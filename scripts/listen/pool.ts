@@ -1,7 +1,7 @@
 // Up to N local deliveries in flight (--concurrency), taken in the order captures were queued, and
 // the resume mark moved only past a contiguous prefix of tried ones: with #1 and #3 tried and #2
 // still in flight the mark stays at #1, so a crash re-sends #2 (and #3) instead of ever skipping
-// #2 (docs/webhooks.md, "listen CLI").
+// #2 (docs/webhooks-tools.md, "`listen` CLI").
 export class DeliveryPool<T extends { id: number }> {
   private readonly waiting: T[] = []
   /** Started and not yet passed by the mark, in start order, with whether each was tried. */

@@ -1,5 +1,5 @@
 // Where `listen` remembers, per endpoint and local target, the last capture it delivered, so a
-// restart delivers what arrived meanwhile (docs/webhooks.md, "listen CLI"). One small JSON file
+// restart delivers what arrived meanwhile (docs/webhooks-tools.md, "`listen` CLI"). One small JSON file
 // for every endpoint and target of the user; written whole to a temporary name and renamed, so a
 // kill mid-write leaves the previous version, never half a file. The temporary file gets a random
 // name and is created exclusively (O_EXCL, O_NOFOLLOW): a name planted beforehand in the state

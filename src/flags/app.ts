@@ -26,9 +26,9 @@ import { ChangeHub } from './sdk/change-hub.ts'
 import { StreamSlots } from './sdk/stream-slots.ts'
 import { streamRouter } from './sdk/stream-routes.ts'
 import { flagSetRouter } from './sdk/flag-set-routes.ts'
-import { usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
+import { USAGE_PATH, usageRouter as usageReportRouter } from './sdk/usage-routes.ts'
 import { startUsageFlush } from './sdk/usage-counter.ts'
-import { usageRouter } from './usage-routes.ts'
+import { flagUsageRouter } from './usage-routes.ts'
 
 /** The console's deep links (its router's paths); anything else that is not the API stays a JSON 404. */
 export const CONSOLE_PATHS = ['/projects', '/sign-in', '/sign-up', '/account']
@@ -45,15 +45,16 @@ export function createFlagsApp(platform: Platform): ServiceApp {
   const app = createServiceApp(platform, {
     service: 'flags',
     jsonLimit: '1mb',
-    // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer.
-    rawPath: (path) => path.startsWith('/ofrep/'),
+    // OFREP reads its own body so that malformed JSON gets the protocol's PARSE_ERROR answer; the
+    // usage batch so that a flag named "__proto__" can be reported (sdk/usage-routes.ts).
+    rawPath: (path) => path.startsWith('/ofrep/') || path === USAGE_PATH,
     hotRoutes: [evaluateHotRoute(cache, gate)],
     // The web console (src/console/flags/): its page at / and its deep links, and its bundle.
     middleware: [pages],
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), playgroundRouter(platform), revertRouter(platform, cache), eventsRouter(platform, events, slots), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), usageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), playgroundRouter(platform), revertRouter(platform, cache), eventsRouter(platform, events, slots), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), flagUsageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   const usageFlush = startUsageFlush(platform.db, platform.config.FLAGS_USAGE_FLUSH_MS)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))

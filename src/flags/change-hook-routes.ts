@@ -18,7 +18,8 @@ import { webhookState } from './changes/change-state.ts'
 import { deleteDeliveriesOf, deliveryView, getDelivery, listDeliveries, reopenDelivery } from './changes/change-hook-delivery-store.ts'
 import { flagWebhookDeliverContract } from './job-contracts.ts'
 import { WEBHOOK_LIMITS, webhookLimit } from './plan-limits.ts'
-import { environmentNames, getProject, PRODUCTION, type ProjectDoc } from './store/project-store.ts'
+import { environmentNames, PRODUCTION, type ProjectDoc } from './store/project-store.ts'
+import { ownProject } from './own-project.ts'
 import { projectPathSchema } from './flag-schema.ts'
 import { createWebhookSchema, deliveryPathSchema, listDeliveriesSchema, updateWebhookSchema, webhookPathSchema } from './change-hook-schema.ts'
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook, webhookView } from './changes/change-hook-store.ts'
@@ -31,11 +32,6 @@ export function changeHooksRouter(platform: Platform): Router {
   const { db, config } = platform
   const auth = requireApiKey(platform, 'flags')
 
-  const ownProject = async (accountId: string, id: string) => {
-    const p = await getProject(db, accountId, id)
-    if (!p) throw notFound('Project not found')
-    return p
-  }
   const ownWebhook = async (p: ProjectDoc, id: string) => {
     const h = await getWebhook(db, p._id, id)
     if (!h) throw notFound(WEBHOOK_NOT_FOUND)
@@ -48,14 +44,14 @@ export function changeHooksRouter(platform: Platform): Router {
 
   router.get('/', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = { webhooks: (await listWebhooks(db, p._id)).map(webhookView) }
   })
 
   router.post('/', auth, validate(createWebhookSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createWebhookSchema)
-    const p = await ownProject(account._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const url = checkOutboundUrl('url', body.url, config.outboundAllowPrivate)
     const environment = checkEnvironment(p, body.environment ?? PRODUCTION)
     const secret = newWebhookSecret()
@@ -78,13 +74,13 @@ export function changeHooksRouter(platform: Platform): Router {
 
   router.get('/:webhook', auth, validate(webhookPathSchema), async (ctx) => {
     const { params } = input(ctx, webhookPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = webhookView(await ownWebhook(p, params.webhook))
   })
 
   const update = async (ctx: Context) => {
     const { params, body } = input(ctx, updateWebhookSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     await ownWebhook(p, params.webhook)
     const change = {
       ...body,
@@ -100,7 +96,7 @@ export function changeHooksRouter(platform: Platform): Router {
 
   router.delete('/:webhook', auth, validate(webhookPathSchema), async (ctx) => {
     const { params } = input(ctx, webhookPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const gone = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: params.webhook }, () => deleteWebhook(db, p._id, params.webhook), (ok) => (ok ? null : undefined))
     if (!gone) throw notFound(WEBHOOK_NOT_FOUND)
     await deleteDeliveriesOf(db, params.webhook)
@@ -109,7 +105,7 @@ export function changeHooksRouter(platform: Platform): Router {
 
   router.get('/:webhook/deliveries', auth, validate(listDeliveriesSchema), async (ctx) => {
     const { params, query } = input(ctx, listDeliveriesSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const h = await ownWebhook(p, params.webhook)
     const docs = await listDeliveries(db, h._id, query)
     ctx.body = {
@@ -121,7 +117,7 @@ export function changeHooksRouter(platform: Platform): Router {
 
   const ownDelivery = async (ctx: Context) => {
     const { params } = input(ctx, deliveryPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const h = await ownWebhook(p, params.webhook)
     const d = await getDelivery(db, h._id, params.delivery)
     if (!d) throw notFound(DELIVERY_NOT_FOUND)

@@ -1,13 +1,12 @@
-// The web console's sign-in (docs/flags.md, "Console API: sessions, concurrency, playground,
-// events"): POST /api/v1/console/session exchanges an API key for a session cookie (HttpOnly,
+// The web console's sign-in (docs/flags-console-api.md): POST /api/v1/console/session exchanges an API key for a session cookie (HttpOnly,
 // SameSite=Strict) and a CSRF token; GET answers who is signed in (and the token again, after a
-// reload); DELETE signs out. POST /api/v1/account/api-key/rotate replaces the account's API key,
+// reload); DELETE signs out. POST /api/v1/account/key/rotate replaces the account's API key,
 // which ends every console session made with the old one. Session creation is rate limited per
 // client IP (guessing keys through it costs as much as through any other route, and no more).
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { z } from 'zod'
-import { findAccountByKey, rotateApiKey, type Account } from '../platform/accounts.ts'
+import { findAccountByKey, ROTATE_RACE, ROTATED_MESSAGE, rotateApiKey, type Account } from '../platform/accounts.ts'
 import { FLAGS_LIMITS } from '../platform/plans.ts'
 import { accountOf, requireApiKey, UNAUTHORIZED } from '../platform/http/auth.ts'
 import {
@@ -21,7 +20,7 @@ import {
   setSessionCookie,
   type ConsoleSessionDoc,
 } from '../platform/http/console-session.ts'
-import { unauthorized } from '../platform/http/errors.ts'
+import { conflict, unauthorized } from '../platform/http/errors.ts'
 import { createLimiter } from '../platform/http/rate-limit.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -125,7 +124,7 @@ export function consoleSessionRouter(platform: Platform): Router {
   )
 
   router.post(
-    '/account/api-key/rotate',
+    '/account/key/rotate',
     describedAs({
       summary: "Replace the account's API key",
       description: 'Answers the new key (shown once). The old key stops working at once on this replica and within about 1 s on the others; every console session made with it ends.',
@@ -133,11 +132,12 @@ export function consoleSessionRouter(platform: Platform): Router {
     }),
     requireApiKey(platform, 'flags'),
     async (ctx) => {
-      const rotated = await rotateApiKey(db, accountOf(ctx)._id)
-      if (!rotated) throw unauthorized(UNAUTHORIZED)
+      const account = accountOf(ctx)
+      const apiKey = await rotateApiKey(db, account)
+      if (!apiKey) throw conflict(ROTATE_RACE)
       // Sessions made with the old key end at their next request, which says why (console-session.ts).
       ctx.set('Cache-Control', 'no-store')
-      ctx.body = { api_key: rotated.apiKey, plan: rotated.account.plan, limits: { ...FLAGS_LIMITS[rotated.account.plan] } }
+      ctx.body = { api_key: apiKey, message: ROTATED_MESSAGE, plan: account.plan, limits: { ...FLAGS_LIMITS[account.plan] } }
     },
   )
 

@@ -19,6 +19,7 @@ import { addEnvironment, environmentNames, getProject, PRODUCTION, revokeServerK
 import { clearEnvironmentStates, deleteEnvironment, renameEnvironment, type EnvironmentChange } from './store/environment-changes.ts'
 import { projectParams, projectPathSchema } from './flag-schema.ts'
 import { recordChange } from './changes/audit.ts'
+import { ownProject, PROJECT_NOT_FOUND } from './own-project.ts'
 import { environmentState, sdkKeyState } from './changes/change-state.ts'
 
 export const ENVIRONMENT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/
@@ -40,7 +41,7 @@ const PRODUCTION_FIXED = 'The production environment cannot be renamed or delete
 function refusal(r: Exclude<EnvironmentChange, { ok: true }>, to?: string): HttpError {
   switch (r.reason) {
     case 'project_not_found':
-      return notFound('Project not found')
+      return notFound(PROJECT_NOT_FOUND)
     case 'not_found':
       return notFound('Environment not found')
     case 'production':
@@ -66,8 +67,7 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
 
   router.get('/', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    const p = await getProject(db, accountOf(ctx)._id, params.id)
-    if (!p) throw notFound('Project not found')
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = { environments: environmentsView(p) }
   })
 
@@ -76,12 +76,11 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
     const { params, body } = input(ctx, createEnvironmentSchema)
     // Flag states left under this name by an environment deleted or renamed in a step that failed
     // halfway (environment-changes.ts) must not become the new environment's rules.
-    const p = await getProject(db, account._id, params.id)
-    if (!p) throw notFound('Project not found')
+    const p = await ownProject(db, ctx, params.id)
     if (!environmentNames(p).includes(body.name)) await clearEnvironmentStates(db, p._id, body.name)
     const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: body.name }, () => addEnvironment(db, account._id, params.id, body.name, ENVIRONMENT_LIMITS[account.plan]), (r) => (r.ok ? environmentState(r.project, body.name) : undefined))
     if (!r.ok) {
-      if (r.reason === 'not_found') throw notFound('Project not found')
+      if (r.reason === 'not_found') throw notFound(PROJECT_NOT_FOUND)
       throw r.reason === 'exists' ? conflict(`An environment named "${body.name}" already exists in this project`) : environmentLimit(account.plan)
     }
     await cache.changed(r.project._id)
@@ -104,7 +103,7 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
   router.post('/:name/server-key/rotate', auth, validate(environmentPathSchema), async (ctx) => {
     const { params } = input(ctx, environmentPathSchema)
     const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'sdk_key', target: params.name }, () => rotateServerKey(db, accountOf(ctx)._id, params.id, params.name), (r) => (r ? sdkKeyState(r.project, params.name) : undefined))
-    if (!r) throw notFound((await getProject(db, accountOf(ctx)._id, params.id)) ? 'Environment not found' : 'Project not found')
+    if (!r) throw notFound((await getProject(db, accountOf(ctx)._id, params.id)) ? 'Environment not found' : PROJECT_NOT_FOUND)
     await cache.changed(r.project._id, { keys: true })
     ctx.body = { name: params.name, server_key: r.serverKey, server_key_hint: serverKeyHint(r.project, params.name) }
   })

@@ -18,9 +18,10 @@ import { lastEvaluatedIn } from './store/usage-store.ts'
 import { deleteProject } from './project-delete.ts'
 import { missingSegments } from './store/segment-store.ts'
 import { recordChange } from './changes/audit.ts'
+import { ownProject, PROJECT_NOT_FOUND } from './own-project.ts'
 import { flagState, projectState, sdkKeyState } from './changes/change-state.ts'
 import { environmentNames, PRODUCTION } from './store/project-store.ts'
-import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './store/project-store.ts'
+import { bumpVersion, createProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './store/project-store.ts'
 import {
   createFlagSchema,
   createProjectSchema,
@@ -31,7 +32,6 @@ import {
   updateProjectSchema,
 } from './flag-schema.ts'
 
-export const PROJECT_NOT_FOUND = 'Project not found'
 export const FLAG_NOT_FOUND = 'Flag not found'
 export const ENVIRONMENT_NOT_FOUND = 'Environment not found'
 export const FIRST_PROJECT_NAME = 'Default'
@@ -55,11 +55,6 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   const db = platform.db
   const auth = requireApiKey(platform, 'flags')
 
-  async function ownProject(accountId: string, id: string): Promise<ProjectDoc> {
-    const p = await getProject(db, accountId, id)
-    if (!p) throw notFound(PROJECT_NOT_FOUND)
-    return p
-  }
 
   async function changed(projectId: string): Promise<void> {
     await bumpVersion(db, projectId)
@@ -121,7 +116,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/projects/:id', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    ctx.body = projectView(await ownProject(accountOf(ctx)._id, params.id))
+    ctx.body = projectView(await ownProject(db, ctx, params.id))
   })
 
   // Partial update of the project's own settings (name, allowed_origins); PUT is the same, for
@@ -157,7 +152,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/projects/:id/flags', auth, validate(listFlagsSchema), async (ctx) => {
     const { params, query } = input(ctx, listFlagsSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     const [list, last] = await Promise.all([listFlags(db, p._id), lastEvaluatedIn(db, p._id, env.name)])
     // When counts of the flag last arrived from this environment (SDKs report within a minute): the console's "stale" filter.
@@ -167,7 +162,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.post('/projects/:id/flags', auth, validate(createFlagSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, query, body } = input(ctx, createFlagSchema)
-    const p = await ownProject(account._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     await requireSegments(p._id, body.rules)
     const splits = allocateSplits(undefined, body.rules, body.fallthrough)
@@ -183,7 +178,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/projects/:id/flags/:key', versionedRead, auth, validate(flagPathSchema), async (ctx) => {
     const { params, query } = input(ctx, flagPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     const f = await getFlag(db, p._id, params.key)
     if (!f) throw notFound(FLAG_NOT_FOUND)
@@ -194,7 +189,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.put('/projects/:id/flags/:key', conditionalWrite('flag'), auth, validate(updateFlagSchema), async (ctx) => {
     const { params, query, body } = input(ctx, updateFlagSchema)
     const cond = ifMatchOf(ctx)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     if (body.key !== undefined && body.key !== params.key) throw badRequest('key cannot be changed')
     // Values are checked against the stored flag's type, which cannot change.
@@ -220,7 +215,7 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.delete('/projects/:id/flags/:key', conditionalWrite('flag'), auth, validate(flagPathSchema), async (ctx) => {
     const { params } = input(ctx, flagPathSchema)
     const cond = ifMatchOf(ctx)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     let expected: number | undefined
     if (cond) {
       const current = await getFlag(db, p._id, params.key)

@@ -3,14 +3,14 @@
 // and type). Newest first, `limit` per page, `before` = the previous page's `next_before`.
 import Router from '@koa/router'
 import { z } from 'zod'
-import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { requireApiKey } from '../platform/http/auth.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { atField, input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { CHANGE_KINDS } from './changes/change-state.ts'
 import { getFlag } from './store/flag-store.ts'
 import { entryView, listEntries, type HistoryDoc } from './changes/history-store.ts'
-import { getProject } from './store/project-store.ts'
+import { ownProject } from './own-project.ts'
 import { projectParams } from './flag-schema.ts'
 import { cursor, pageLimit } from './change-hook-schema.ts'
 
@@ -39,15 +39,10 @@ export function historyRouter(platform: Platform): Router {
   const db = platform.db
   const auth = requireApiKey(platform, 'flags')
 
-  const ownProject = async (accountId: string, id: string) => {
-    const p = await getProject(db, accountId, id)
-    if (!p) throw notFound('Project not found')
-    return p
-  }
 
   router.get('/flags/:key/history', auth, validate(flagHistorySchema), async (ctx) => {
     const { params, query } = input(ctx, flagHistorySchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const docs = await listEntries(db, p._id, { ...query, kind: 'flag', target: params.key })
     // A key that never had a flag (no entry on the first page and no flag) is unknown.
     if (docs.length === 0 && !query.before && !(await getFlag(db, p._id, params.key))) throw notFound('Flag not found')
@@ -56,7 +51,7 @@ export function historyRouter(platform: Platform): Router {
 
   router.get('/history', auth, validate(projectHistorySchema), async (ctx) => {
     const { params, query } = input(ctx, projectHistorySchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = page(await listEntries(db, p._id, query), query.limit)
   })
 

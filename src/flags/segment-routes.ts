@@ -11,7 +11,8 @@ import type { FlagCache } from './sdk/flag-cache.ts'
 import { flagsUsingSegment } from './store/flag-store.ts'
 import type { Condition } from './engine/operators.ts'
 import { SEGMENT_LIMITS, segmentLimit } from './plan-limits.ts'
-import { bumpVersion, getProject } from './store/project-store.ts'
+import { bumpVersion } from './store/project-store.ts'
+import { ownProject } from './own-project.ts'
 import { recordChange } from './changes/audit.ts'
 import { segmentState } from './changes/change-state.ts'
 import { projectPathSchema } from './flag-schema.ts'
@@ -27,11 +28,6 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
   const db = platform.db
   const auth = requireApiKey(platform, 'flags')
 
-  const ownProject = async (accountId: string, id: string) => {
-    const p = await getProject(db, accountId, id)
-    if (!p) throw notFound('Project not found')
-    return p
-  }
   const changed = async (projectId: string) => {
     await bumpVersion(db, projectId)
     await cache.changed(projectId)
@@ -52,14 +48,14 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     ctx.body = { segments: (await listSegments(db, p._id)).map(segmentView) }
   })
 
   router.post('/', auth, validate(createSegmentSchema), async (ctx) => {
     const account = accountOf(ctx)
     const { params, body } = input(ctx, createSegmentSchema)
-    const p = await ownProject(account._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const create = () => createSegment(db, p._id, { ...body, conditions: body.conditions as Condition[] }, SEGMENT_LIMITS[account.plan])
     const r = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: body.name }, create, (r) => (r.ok ? segmentState(r.segment) : undefined))
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A segment named "${body.name}" already exists in this project`) : segmentLimit(account.plan)
@@ -71,7 +67,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
 
   router.get('/:name', versionedRead, auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const s = await getSegment(db, p._id, params.name)
     if (!s) throw notFound(SEGMENT_NOT_FOUND)
     setEtag(ctx, versionOf(s))
@@ -81,7 +77,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
   router.put('/:name', conditionalWrite('segment'), auth, validate(updateSegmentSchema), async (ctx) => {
     const { params, body } = input(ctx, updateSegmentSchema)
     const cond = ifMatchOf(ctx)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     if (body.name !== undefined && body.name !== params.name) throw badRequest('name cannot be changed')
     const expected = await expectedVersion(p._id, params.name, cond)
     const update = () => updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined }, expected)
@@ -95,7 +91,7 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
   router.delete('/:name', conditionalWrite('segment'), auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
     const cond = ifMatchOf(ctx)
-    const p = await ownProject(accountOf(ctx)._id, params.id)
+    const p = await ownProject(db, ctx, params.id)
     const expected = await expectedVersion(p._id, params.name, cond)
     const users = await flagsUsingSegment(db, p._id, params.name)
     if (users.length > 0) {

@@ -6,7 +6,7 @@
 // counts are listed; `totals` sums the whole window.
 import Router from '@koa/router'
 import { z } from 'zod'
-import { accountOf, requireApiKey } from '../platform/http/auth.ts'
+import { requireApiKey } from '../platform/http/auth.ts'
 import { notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
@@ -14,7 +14,8 @@ import { clock } from '../platform/clock.ts'
 import { ENVIRONMENT_NOT_FOUND } from './flag-routes.ts'
 import { flagParams } from './flag-schema.ts'
 import { getFlag } from './store/flag-store.ts'
-import { environmentNames, getProject, PRODUCTION } from './store/project-store.ts'
+import { environmentNames, PRODUCTION } from './store/project-store.ts'
+import { ownProject } from './own-project.ts'
 import { decodeVariant, HOUR_MS, readUsage, USAGE_RETENTION_DAYS, type UsageDoc } from './store/usage-store.ts'
 
 const DAY_MS = 24 * HOUR_MS
@@ -29,7 +30,9 @@ const usageSchema = z.object({
 })
 
 type Counts = { service: number; in_process: number; variants: Record<string, { service: number; in_process: number }> }
-const empty = (): Counts => ({ service: 0, in_process: 0, variants: {} })
+// Variants by name without a prototype: "__proto__" and "constructor" are names a split accepts,
+// and on a plain object `variants[name] ??= …` would find Object.prototype's members instead.
+const empty = (): Counts => ({ service: 0, in_process: 0, variants: Object.create(null) })
 
 function add(c: Counts, d: UsageDoc): void {
   for (const source of ['service', 'in_process'] as const) {
@@ -42,15 +45,14 @@ function add(c: Counts, d: UsageDoc): void {
   }
 }
 
-export function usageRouter(platform: Platform): Router {
+export function flagUsageRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   const db = platform.db
   const auth = requireApiKey(platform, 'flags')
 
   router.get('/projects/:id/flags/:key/usage', auth, validate(usageSchema), async (ctx) => {
     const { params, query } = input(ctx, usageSchema)
-    const p = await getProject(db, accountOf(ctx)._id, params.id)
-    if (!p) throw notFound('Project not found')
+    const p = await ownProject(db, ctx, params.id)
     const environment = query.environment ?? PRODUCTION
     if (!environmentNames(p).includes(environment)) throw notFound(ENVIRONMENT_NOT_FOUND)
     if (!(await getFlag(db, p._id, params.key))) throw notFound('Flag not found')

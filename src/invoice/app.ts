@@ -2,16 +2,19 @@
 import { createServiceApp } from '../platform/service-app.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { ServiceApp } from '../platform/service.ts'
+import { invoiceAccountRouter } from './account-routes.ts'
 import { BATCH_PATH, batchRouter } from './batch-routes.ts'
+import { invoiceListRouter } from './invoice-list-routes.ts'
 import { invoiceRouter } from './invoice-routes.ts'
 import { READ_PATH, receiveRouter } from './receive-routes.ts'
 import { closeHoldConfirmations } from './store/hold-confirmations.ts'
 
 export function createInvoiceApp(platform: Platform): ServiceApp {
+  // The bulk API first: its GET /invoices/batch would otherwise be GET /invoices/{id} of an invoice "batch".
   // 1,000 line items of long text fit comfortably in 10 MB. Batches also come as NDJSON and
   // have their own cap: their body is read in batch-body.ts.
   return {
-    app: createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [invoiceRouter(platform), batchRouter(platform), receiveRouter(platform)] }),
+    app: createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [batchRouter(platform), invoiceListRouter(platform), invoiceRouter(platform), receiveRouter(platform), invoiceAccountRouter(platform)] }),
     // Quota holds of recorded invoices still to confirm (hold-confirmations.ts).
     close: () => closeHoldConfirmations(platform),
   }

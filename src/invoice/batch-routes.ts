@@ -1,5 +1,5 @@
-// The bulk API (docs/bulk.md): POST /invoices/batch, GET /invoices/batch/{id} and
-// GET /invoices/batch/{id}/archive (a row's invoice is GET /invoices/{id}, in invoice-routes.ts).
+// The bulk API (docs/bulk.md): POST /invoices/batch, GET /invoices/batch (the account's batches),
+// GET /invoices/batch/{id} and GET /invoices/batch/{id}/archive (a row's invoice is GET /invoices/{id}, in invoice-routes.ts).
 // A batch is accepted only whole: every row
 // valid and the quota for all of them reserved at once; its rows are then rendered in chunks by
 // the invoice-batch-render queue, beside (never ahead of) single invoices' renders.
@@ -10,6 +10,7 @@ import { INVOICE_LIMITS } from '../platform/plans.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { HttpError, notFound, unavailable } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 import { randomId } from '../platform/ids.ts'
 import { logger } from '../platform/logger.ts'
 import { enqueueDurably } from '../platform/queue/outbox.ts'
@@ -17,8 +18,8 @@ import type { Platform } from '../platform/platform.ts'
 import { batchArchive } from './batch/archive.ts'
 import { bodyFormat, readBodyText, splitRows } from './batch/batch-body.ts'
 import { advanceBatch, enqueueRows } from './batch/batch-progress.ts'
-import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, validateRows } from './batch-schema.ts'
-import { batches, countRows, getBatch, insertBatch, rowCounts, rowStates, type BatchDoc } from './batch/batch-store.ts'
+import { batchIdSchema, checkCallbackUrl, createBatchQuerySchema, listBatchesSchema, validateRows } from './batch-schema.ts'
+import { batches, countRows, getBatch, insertBatch, listBatches, rowCounts, rowStates, type BatchDoc } from './batch/batch-store.ts'
 import { newCallbackSecret } from './batch/batch-callback.ts'
 import { idempotency, type IdempotentResult } from './idempotency.ts'
 import { invoiceBatchWatchContract } from './job-contracts.ts'
@@ -163,6 +164,32 @@ export function batchRouter(platform: Platform): Router {
       ctx.body = accepted(batch)
     },
   )
+
+  // Listed with their progress; the rows of one are GET /invoices/batch/{id}. Registered before
+  // GET /invoices/{id} (app.ts), which would take "batch" for an invoice id.
+  router.get('/invoices/batch', describedAs({ summary: "The account's batches, newest first, with their progress" }), auth, validate(listBatchesSchema), async (ctx) => {
+    const { query } = input(ctx, listBatchesSchema)
+    const docs = await listBatches(platform.db, accountOf(ctx)._id, { limit: query.limit + 1, before: query.before, status: query.status })
+    const page = docs.slice(0, query.limit)
+    // Finished batches carry their final counts; the rows of one still processing are counted (one query in its slot).
+    const counts = await Promise.all(page.map((b) => (b.status === 'finished' && b.counts ? b.counts : rowCounts(platform.db, b._id))))
+    const last = page.at(-1)
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = {
+      batches: page.map((b, i) => ({
+        batch_id: b._id,
+        status: b.status,
+        total: b.total,
+        counts: counts[i],
+        created_at: b.created_at.toISOString(),
+        finished_at: b.finished_at?.toISOString() ?? null,
+        status_url: b.status_url,
+        archive_url: b.status === 'finished' ? b.archive_url : null,
+        callback: b.callback ? { url: b.callback.url, state: b.callback.state } : null,
+      })),
+      next_before: docs.length > query.limit && last ? `${last.created_at.getTime()}_${last._id}` : null,
+    }
+  })
 
   router.get('/invoices/batch/:id', auth, validate(batchIdSchema), async (ctx) => {
     const { params } = input(ctx, batchIdSchema)

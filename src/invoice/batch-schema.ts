@@ -4,7 +4,7 @@
 import net from 'node:net'
 import { z } from 'zod'
 import { badRequest } from '../platform/http/errors.ts'
-import { parseAll } from '../platform/http/validate.ts'
+import { atField, parseAll } from '../platform/http/validate.ts'
 import { checkUrlShape, isPublicAddress, OutboundError } from '../platform/outbound/safe-fetch.ts'
 import { invoiceBodySchema, storedId, type InvoiceRequest } from './invoice-schema.ts'
 
@@ -13,6 +13,24 @@ export const MAX_BATCH_ROWS = 1_000
 const MAX_REPORTED = 100
 
 export const batchIdSchema = z.object({ params: z.object({ id: storedId }) })
+/** `<created_at in ms>_<batch id>`: the last batch of a page (GET /invoices/batch). */
+const BATCH_CURSOR = /^(\d{1,15})_([0-9A-Za-z]{1,64})$/
+export const listBatchesSchema = z.object({
+  query: z.object({
+    limit: z.coerce.number().int().min(1).max(100).default(20).describe('Batches per page (1–100, default 20).'),
+    before: z
+      .string()
+      .max(100)
+      .regex(BATCH_CURSOR, { error: atField('must be a next_before value from a previous page') })
+      .transform((s) => {
+        const m = BATCH_CURSOR.exec(s)!
+        return { created_at: new Date(Number(m[1])), id: m[2]! }
+      })
+      .optional()
+      .describe('The `next_before` of the previous page.'),
+    status: z.enum(['processing', 'finished']).optional(),
+  }),
+})
 export const createBatchQuerySchema = z.object({
   query: z.object({ callback_url: z.string().max(2_048).optional() }).loose(),
 })

@@ -1,11 +1,12 @@
-// The invoice API (README.md, "Invoice generation"; docs/invoice.md): signup, invoice, usage,
-// demo-invoice, subscribe, and GET /invoices/{id} (a stored invoice, e.g. a batch row's).
+// The invoice API (README.md, "Invoice generation"; docs/invoice.md): signup, invoice, invoice
+// preview, usage, demo-invoice, subscribe, and GET /invoices/{id} (a stored invoice, e.g. a batch row's).
 import Router from '@koa/router'
 import { createAccount, signupSchema } from '../platform/accounts.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { HttpError, notFound, tooMany, unavailable } from '../platform/http/errors.ts'
 import { createLimiter } from '../platform/http/rate-limit.ts'
 import { input, validate } from '../platform/http/validate.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import { randomId } from '../platform/ids.ts'
@@ -24,6 +25,8 @@ import { sendInvoiceFile } from './pdf-response.ts'
 
 export const QUOTA_MESSAGE = 'Monthly limit reached. Upgrade your plan to continue.'
 export const DEMO_RATE_MESSAGE = 'Rate limit exceeded. Maximum 5 demo requests per minute.'
+export const PREVIEW_PER_MINUTE = 60
+export const PREVIEW_RATE_MESSAGE = `Preview rate limit exceeded. Maximum ${PREVIEW_PER_MINUTE} previews per minute.`
 
 /** Who pays for a render: the account's hold on one unit of `period`, whose id is the invoice's. */
 export interface RenderCharge {
@@ -59,6 +62,7 @@ export async function renderNow(platform: Platform, kind: InvoiceRecord['kind'],
 export function invoiceRouter(platform: Platform): Router {
   const router = new Router({ prefix: '/api/v1' })
   const auth = requireApiKey(platform, 'invoice')
+  const previewLimiter = createLimiter(platform.redis, { name: 'invoice-preview', namespace: platform.config.QUEUE_PREFIX, points: PREVIEW_PER_MINUTE, durationSec: 60, message: PREVIEW_RATE_MESSAGE })
   const demoLimiter = createLimiter(platform.redis, { name: 'demo-invoice', namespace: platform.config.QUEUE_PREFIX, points: 5, durationSec: 60, message: DEMO_RATE_MESSAGE })
 
   router.post('/signup', validate(signupSchema), async (ctx) => {
@@ -98,6 +102,22 @@ export function invoiceRouter(platform: Platform): Router {
     sendInvoiceFile(ctx, pdf, body.format, 'demo')
   })
 
+  // A console's live preview re-renders as its user types: through POST /invoice each keystroke
+  // pause would spend a unit of the month's quota (5 on the free plan). A preview is rendered as a
+  // demo is — recorded for an hour under no account, so neither counted nor listed — and limited
+  // per account instead (docs/invoice.md, "Console support").
+  router.post('/invoice/preview', describedAs(PREVIEW_OPENAPI), auth, async (ctx, next) => {
+    await previewLimiter.take(accountOf(ctx)._id)
+    return next()
+  }, validate(invoiceSchema), async (ctx) => {
+    const { body } = input(ctx, invoiceSchema)
+    await admitRender(platform)
+    const pdf = await renderNow(platform, 'demo', null, body)
+    sendInvoiceFile(ctx, pdf, body.format, 'preview')
+    // Shown in the page, not saved: the console displays it beside the form.
+    ctx.set('Content-Disposition', ctx.response.get('Content-Disposition').replace(/^attachment/, 'inline'))
+  })
+
   router.post('/subscribe', validate(subscribeSchema), async (ctx) => {
     const { body } = input(ctx, subscribeSchema)
     await subscribe(platform.db, body.email)
@@ -117,6 +137,11 @@ export function invoiceRouter(platform: Platform): Router {
     throw new HttpError(409, `Invoice is not ready yet (state: ${doc.status})`, { 'Retry-After': '1' }, { state: doc.status })
   })
   return router
+}
+
+const PREVIEW_OPENAPI = {
+  summary: 'Render an invoice without counting or listing it (a live preview)',
+  description: `The body and answers of POST /invoice, but nothing is charged to the month's quota and the invoice is not listed (it is kept an hour under no account, as a demo invoice is); ${PREVIEW_PER_MINUTE} per minute per account (then 429 with Retry-After).`,
 }
 
 function secondsToNextMonth(): number {

@@ -36,6 +36,12 @@ function invoiceObject(maxItems: number) {
 /** items is checked first so that a missing/empty list gets the seeded message. */
 export const invoiceBodySchema = invoiceBody(MAX_ITEMS)
 export const demoInvoiceBodySchema = invoiceBody(MAX_DEMO_ITEMS)
+/**
+ * A request's fields and their bounds, without the cross-field rules (VAT groups, allowances,
+ * e-invoice requirements): what the render job checks of the request it carries, which the
+ * ingress parsed with invoiceBodySchema just before (job-contracts.ts).
+ */
+export const invoiceRequestShape = invoiceFields(MAX_ITEMS)
 export { ITEMS_REQUIRED, type InvoiceRequest }
 
 export const subscribeSchema = signupSchema

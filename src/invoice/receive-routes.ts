@@ -1,21 +1,19 @@
-// POST /api/v1/einvoice/read (docs/einvoice.md, "Receiving e-invoices"): a received e-invoice as
+// POST /api/v1/einvoice/read (docs/einvoice-receiving.md): a received e-invoice as
 // the raw body (UBL or CII XML, or a Factur-X / ZUGFeRD PDF) answered as this service's invoice
-// request plus the findings of the checks. Its body is read here, not by the JSON parser.
+// request, what it states and the findings of the rules it declares (read-result.ts), or with
+// ?output=pdf a readable PDF of what it states. Its body is read here, not by the JSON parser.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { z } from 'zod'
-import { HttpError, tooMany, unsupportedMediaType } from '../platform/http/errors.ts'
+import { tooMany, unsupportedMediaType } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import { readRawBody } from '../platform/http/raw-body.ts'
-import { randomId } from '../platform/ids.ts'
 import { clock, monthKey } from '../platform/clock.ts'
 import { INVOICE_LIMITS } from '../platform/plans.ts'
 import type { Platform } from '../platform/platform.ts'
-import { readInThread } from './einvoice/receive/read-pool.ts'
-import { QUOTA_MESSAGE, renderNow } from './invoice-routes.ts'
-import { admitRender } from './await-invoice.ts'
-import { invoiceBodySchema, type InvoiceRequest } from './invoice-schema.ts'
+import { readInThread } from './receive/read-pool.ts'
+import { QUOTA_MESSAGE } from './invoice-routes.ts'
 import { LOCALES } from './model/einvoice-schema.ts'
 import { sendPdf } from './pdf-response.ts'
 import { reserve } from './store/quota-store.ts'
@@ -42,28 +40,16 @@ export function receiveRouter(platform: Platform): Router {
     const kind = bodyKind(ctx)
     const body = await readRawBody(ctx, MAX_RECEIVED_BYTES, `Request body too large (at most ${MAX_RECEIVED_BYTES} bytes)`)
     const { query } = input(ctx, readQuerySchema)
-    const result = await readInThread(body, kind)
-    // A readable PDF is rendered from the request as read, so it must be one /invoice would take.
-    let pdfRequest: InvoiceRequest | undefined
-    if (query.output === 'pdf') {
-      const parsed = invoiceBodySchema.safeParse({ ...result.invoice, format: 'pdf', locale: query.locale ?? result.invoice.locale })
-      if (!parsed.success) throw new HttpError(422, 'The e-invoice cannot be rendered as it was read: see findings', {}, { findings: result.findings })
-      pdfRequest = parsed.data
-      await admitRender(platform)
-    }
+    // The readable PDF is rendered in the read's thread from what was read: every document that
+    // reads renders (its findings on the page), whatever this service would need to write it.
+    const { pdf, ...result } = await readInThread(body, kind, query.output === 'pdf' ? { pdf: { locale: query.locale } } : {})
     // Counted like a rendered invoice once the document was read; a refused one is not.
     const now = clock.now()
     const period = monthKey(now)
-    // A readable PDF is an invoice recorded like /invoice's, so its unit is a hold until then.
-    const id = randomId()
-    const hold = pdfRequest ? { id, kind: 'invoice' as const } : undefined
-    if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit, 1, hold))) {
+    if (!(await reserve(platform.db, account._id, period, INVOICE_LIMITS[account.plan].monthly_limit, 1))) {
       throw tooMany(QUOTA_MESSAGE, (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000)
     }
-    if (pdfRequest) {
-      const pdf = await renderNow(platform, 'single', { accountId: account._id, period }, pdfRequest, id)
-      return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
-    }
+    if (pdf) return sendPdf(ctx, pdf, `received-${String(result.invoice.invoice_number ?? 'invoice').replace(/[^0-9A-Za-z._-]/g, '_')}.pdf`)
     ctx.set('Cache-Control', 'no-store')
     ctx.body = result
   })

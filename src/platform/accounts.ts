@@ -19,6 +19,8 @@ export interface Account {
   plan_changed_at?: Date
   stripe_customer_id?: string
   stripe_subscription_id?: string
+  /** When the key was last replaced (rotateApiKey). */
+  key_rotated_at?: Date
 }
 
 export const accountIndexes: IndexSpec = {
@@ -66,7 +68,7 @@ export async function createAccount(db: Db, service: Service, email: string): Pr
 /**
  * How long a process reuses an account it found by key: a client sends the same key with every
  * request, and the lookup was one of the few MongoDB round trips of an invoice. What can be stale
- * is the plan, and a key rotated away (rotateApiKey, flags only): a change is seen at once by the
+ * is the plan and, after a rotation (rotateApiKey), the key: a change is seen at once by the
  * process that made it and within this time by the others (docs/operations.md, "API key lookups").
  */
 export const ACCOUNT_CACHE_MS = 1_000
@@ -95,15 +97,6 @@ function forgetAccount(db: Db, id: string): void {
  * Replaces the account's API key (the flags console's "rotate"): the old key stops working at once
  * in this process and within ACCOUNT_CACHE_MS in the others. Null when the account is gone.
  */
-export async function rotateApiKey(db: Db, id: string): Promise<{ account: Account; apiKey: string } | null> {
-  const acc = await getAccount(db, id)
-  if (!acc) return null
-  const apiKey = newApiKey(KEY_PREFIX[acc.service])
-  const account = await accounts(db).findOneAndUpdate({ _id: id }, { $set: { key_hash: sha256(apiKey) } }, { returnDocument: 'after' })
-  forgetAccount(db, id)
-  return account ? { account, apiKey } : null
-}
-
 export async function getAccount(db: Db, id: string): Promise<Account | null> {
   return accounts(db).findOne({ _id: id })
 }
@@ -111,4 +104,20 @@ export async function getAccount(db: Db, id: string): Promise<Account | null> {
 export async function setPlan(db: Db, id: string, plan: Plan, extra: Partial<Account> = {}): Promise<void> {
   await accounts(db).updateOne({ _id: id }, { $set: { plan, plan_changed_at: clock.now(), ...extra } })
   forgetAccount(db, id)
+}
+
+export const ROTATED_MESSAGE = 'Save your new API key now: it is shown only once. The previous key no longer works.'
+export const ROTATE_RACE = 'The API key was already replaced by another request; use the key that request returned.'
+
+/**
+ * A new key for the account, returned once; the key it had stops working at once in this process
+ * and within ACCOUNT_CACHE_MS in the others. `account.key_hash` is that of the key the caller
+ * authenticated with: of two rotations racing with the same key only the first succeeds (null for
+ * the second), so no caller is handed a key that was already replaced.
+ */
+export async function rotateApiKey(db: Db, account: Pick<Account, '_id' | 'service' | 'key_hash'>): Promise<string | null> {
+  const apiKey = newApiKey(KEY_PREFIX[account.service])
+  const r = await accounts(db).updateOne({ _id: account._id, key_hash: account.key_hash }, { $set: { key_hash: sha256(apiKey), key_rotated_at: clock.now() } })
+  forgetAccount(db, account._id)
+  return r.modifiedCount === 1 ? apiKey : null
 }

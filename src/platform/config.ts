@@ -41,6 +41,8 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('.queueworks-data'),
   /** `true` → the embedded engine keeps nothing (no snapshots read or written), like `start --ephemeral`. */
   EPHEMERAL: bool.default(false),
+  /** `true` → a damaged write journal does not stop `start`: it starts without what the damage held, like `start --accept-journal-damage` (docs/embedded-store.md). */
+  JOURNAL_ACCEPT_DAMAGE: bool.default(false),
   /** How often `start` snapshots the embedded engine while running (a crash loses at most this much). */
   SNAPSHOT_INTERVAL_MS: ms.default(60_000),
   /** Redis key prefix of every BullMQ queue (lets several deployments share one Redis). */

@@ -6,7 +6,8 @@ import type Router from '@koa/router'
 import type Koa from 'koa'
 import { BILLING_RAW_PATHS, billingRouter } from './billing/billing-routes.ts'
 import type { Service } from './plans.ts'
-import { createApp, type HotRoute } from './http/app.ts'
+import { createApp } from './http/app.ts'
+import type { HotRoute } from './http/hot-route.ts'
 import type { Platform } from './platform.ts'
 
 export interface ServiceAppOptions {
@@ -15,7 +16,7 @@ export interface ServiceAppOptions {
   jsonLimit?: string
   /** Paths whose body the route reads itself (raw captures, NDJSON batches, OFREP). */
   rawPath?: (path: string) => boolean
-  /** Routes answered ahead of every other middleware (see http/app.ts). */
+  /** Routes answered ahead of every other middleware (see http/hot-route.ts). */
   hotRoutes?: HotRoute[]
   /** Middleware before the body is parsed, so what it adds (CORS headers) is on every answer. */
   beforeBody?: Koa.Middleware[]

@@ -4,6 +4,7 @@
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
 import type { ServiceApp } from '../platform/service.ts'
+import { webhooksAccountRouter } from './account-routes.ts'
 import { captureMiddleware } from './capture-ingress.ts'
 import { forwardingRouter } from './forwarding-routes.ts'
 import { harRouter } from './har-routes.ts'
@@ -18,7 +19,7 @@ export function createWebhooksApp(platform: Platform): ServiceApp {
     service: 'webhooks',
     rawPath: (p) => p === '/hook' || p.startsWith('/hook/'),
     middleware: [captureMiddleware(platform)],
-    routers: [harRouter(platform), endpointsRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform)],
+    routers: [harRouter(platform), endpointsRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform), webhooksAccountRouter(platform)],
   })
   return { app, close: async () => hub.close() }
 }

@@ -21,7 +21,7 @@ import { putBody } from './store/body-store.ts'
 import { searchText } from './search/search.ts'
 import { CAPTURE_OPERATIONS } from './capture-openapi.ts'
 import { captureCollection, captureKey, type CaptureDoc } from './store/capture-store.ts'
-import { endpoints, isExpired, takeRequestId, takeRequestIds, type EndpointDoc } from './store/endpoint-store.ts'
+import { endpoints, isExpired, takeRequestId, takeRequestIds, uncountCapture, type EndpointDoc } from './store/endpoint-store.ts'
 import { liveCapture, publishLive } from './live/live-hub.ts'
 import { releaseDailyRequest, takeDailyRequests } from './store/limit-store.ts'
 import { secondsToNextUtcDay } from './store/time.ts'
@@ -70,9 +70,12 @@ export function captureMiddleware(platform: Platform) {
   // concurrent captures of one endpoint take consecutive request ids in one $inc, concurrent
   // captures of one account take their day-counter units in one $inc, and share one read of the
   // account (issued after they arrived, so none sees an account older than its request).
-  const takeId = groupLine<null, EndpointDoc | null>(async (token, items) => {
-    const ep = await takeRequestIds(db, token, items.length)
-    return items.map((_, i) => (ep ? { ...ep, seq: ep.seq - items.length + 1 + i } : null))
+  // The same write counts them as the day's captures (the endpoints overview); one refused below gives its count back.
+  const takeId = groupLine<null, { ep: EndpointDoc; day: string } | null>(async (token, items) => {
+    const at = clock.now()
+    const day = dayKey(at)
+    const ep = await takeRequestIds(db, token, items.length, { day, at })
+    return items.map((_, i) => (ep ? { ep: { ...ep, seq: ep.seq - items.length + 1 + i }, day } : null))
   })
   const readAccount = groupLine<null, Account | null>(async (id, items) => {
     const account = await getAccount(db, id)
@@ -105,16 +108,23 @@ export function captureMiddleware(platform: Platform) {
       throw new HttpError(405, 'Method not allowed', { Allow: ALLOW })
     }
     // HEAD (senders checking the URL exists) is answered like GET but not stored or counted.
-    const ep = ctx.method === 'HEAD' ? await endpoints(db).findOne({ _id: token }) : await takeId(token, null)
+    const taken = ctx.method === 'HEAD' ? null : await takeId(token, null)
+    const ep = ctx.method === 'HEAD' ? await endpoints(db).findOne({ _id: token }) : (taken?.ep ?? null)
     const account = ep ? await readAccount(ep.account_id, null) : null
     if (!ep || !account || isExpired(ep, account)) throw notFound(ENDPOINT_NOT_FOUND)
     if (ctx.method === 'HEAD') return respond(ctx, ep)
+    const uncount = () => uncountCapture(db, token, taken!.day)
 
-    const body = await readRawBody(ctx, MAX_CAPTURE_BYTES)
+    // Too large (413) or cut off: not stored, so not counted.
+    const body = await readRawBody(ctx, MAX_CAPTURE_BYTES).catch(async (err: unknown) => {
+      await uncount()
+      throw err
+    })
     const now = clock.now()
     const limits = WEBHOOKS_LIMITS[account.plan]
     const day = { accountId: account._id, now, limit: limits.requests_per_day }
     if (!(await takeDay(`${account._id}:${dayKey(now)}:${day.limit}`, day))) {
+      await uncount()
       throw tooMany(dailyLimitMessage(account.plan, limits.requests_per_day), secondsToNextUtcDay(now))
     }
     let id = ep.seq
@@ -164,6 +174,7 @@ export function captureMiddleware(platform: Platform) {
       void publishLive(platform, token, { type: 'capture', id, data: liveCapture(doc, body) })
     } catch (err) {
       await releaseDailyRequest(db, account._id, now)
+      await uncount()
       throw err
     }
     if (forwarding) await scheduleForward(platform, { endpoint_id: token, request_id: id, round: 0, attempt: 1 }, 0)

@@ -17,8 +17,9 @@ import { getBody } from './store/body-store.ts'
 import { captureCollection, countByEndpoint, deleteCaptures, deleteEndpointCaptures, getCapture, listAttempts } from './store/capture-store.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './store/limit-store.ts'
-import { presentAttempt, presentCapture, presentEndpoint, publicBase } from './store/present.ts'
+import { presentAttempt, presentCapture, presentEndpoint, presentOverview, publicBase } from './store/present.ts'
 import { recoveries } from './forward/dead-letter-recovery.ts'
+import { countDead, deleteForwardStats, forwardStatsOf } from './store/forward-stats.ts'
 import { replayNow } from './replay/replay.ts'
 import { findCaptures } from './search/capture-search.ts'
 import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './endpoint-schema.ts'
@@ -101,16 +102,16 @@ export function endpointsRouter(platform: Platform): Router {
     const account = accountOf(ctx)
     const now = clock.now()
     const all = (await endpoints(db).find({ account_id: account._id }).sort({ created_at: 1 }).toArray()).filter((e) => !isExpired(e, account, now))
-    const counts = await countByEndpoint(db, all)
+    const [counts, stats] = await Promise.all([countByEndpoint(db, all), forwardStatsOf(db, all.map((e) => e._id))])
     const base = publicBase(ctx, config)
-    ctx.body = { endpoints: all.map((e) => presentEndpoint(e, account, base, counts.get(e._id) ?? 0)) }
+    ctx.body = { endpoints: all.map((e) => ({ ...presentEndpoint(e, account, base, counts.get(e._id) ?? 0), ...presentOverview(e, stats.get(e._id), now) })) }
   })
 
   router.get('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
     const { params } = input(ctx, endpointSchema)
     const ep = await ownEndpoint(db, ctx, params.token)
-    const counts = await countByEndpoint(db, [ep])
-    ctx.body = presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0)
+    const [counts, stats] = await Promise.all([countByEndpoint(db, [ep]), forwardStatsOf(db, [ep._id])])
+    ctx.body = { ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0), ...presentOverview(ep, stats.get(ep._id), clock.now()) }
   })
 
   router.delete('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
@@ -123,6 +124,7 @@ export function endpointsRouter(platform: Platform): Router {
     await releaseEndpointSlot(db, account._id)
     const removed = await deleteEndpointCaptures(db, ep)
     await recoveries(db).deleteMany({ endpoint_id: ep._id })
+    await deleteForwardStats(db, ep._id)
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 
@@ -188,6 +190,7 @@ export function endpointsRouter(platform: Platform): Router {
       { $set: { 'forward.status': 'pending', 'forward.round': round, 'forward.next_attempt_at': null } },
     )
     if (r.modifiedCount === 0) throw conflict('The forward of this request was retried concurrently')
+    if (cap.forward.status === 'dead') await countDead(db, ep._id, -1)
     await scheduleForward(platform, { endpoint_id: ep._id, request_id: cap.id, round, attempt: 1 }, 0)
     ctx.status = 202
     ctx.body = { id: cap.id, forward: { status: 'pending', round } }

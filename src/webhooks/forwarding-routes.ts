@@ -1,6 +1,7 @@
 // Forwarding controls of an endpoint (paid plans, endpoints with a forward_url):
 // POST …/{token}/forwarding/pause | resume, and bulk recovery of dead-lettered forwards:
-// POST …/{token}/recoveries {since} → 202 with the recovery, GET …/{token}/recoveries/{id} its progress.
+// POST …/{token}/recoveries {since} → 202 with the recovery, GET …/{token}/recoveries/{id} its progress,
+// and GET …/{token}/deliveries: the forwarded requests with their attempts (the console's deliveries view).
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { WEBHOOKS_LIMITS } from '../platform/plans.ts'
@@ -10,9 +11,19 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { findOwnEndpoint, type EndpointDoc } from './store/endpoint-store.ts'
 import { setForwardPaused } from './forward/forward-pause.ts'
-import { forwardingSchema, recoverSchema, recoveryStatusSchema } from './forwarding-schema.ts'
+import { forwardingSchema, listDeliveriesSchema, recoverSchema, recoveryStatusSchema } from './forwarding-schema.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
+import { attemptsOf, listCaptures } from './store/capture-store.ts'
+import { presentAttempt, presentForward } from './store/present.ts'
+import { wireTime } from './store/time.ts'
 import { presentRecovery, recoveries, startRecovery } from './forward/dead-letter-recovery.ts'
 import { ownEndpoint } from './own-endpoint.ts'
+
+const DELIVERIES_OPENAPI = {
+  summary: "An endpoint's forwards and their attempts, newest first",
+  description:
+    'One item per forwarded request: its forward state and every attempt (status, latency, error). `status=failed` lists those whose last attempt failed (retrying or dead-lettered), `status=dead` the dead-lettered ones. Pages by request id: `next_before` of one page is the `before` of the next.',
+}
 
 export function forwardingRouter(platform: Platform): Router {
   const { db } = platform
@@ -38,6 +49,30 @@ export function forwardingRouter(platform: Platform): Router {
       ctx.body = { endpoint_id: ep._id, forward_paused: paused }
     })
   }
+
+  // Every forwarded request of the endpoint with its attempts, newest first; bodies are left out
+  // (GET …/requests/{id} has them). Not limited to paid plans: what was forwarded stays readable.
+  router.get('/endpoints/:token/deliveries', describedAs(DELIVERIES_OPENAPI), auth, validate(listDeliveriesSchema), async (ctx) => {
+    const { params, query } = input(ctx, listDeliveriesSchema)
+    const ep = await ownEndpoint(db, ctx, params.token)
+    const status = query.status === 'failed' ? { $in: ['retrying', 'dead'] } : query.status
+    const docs = await listCaptures(db, ep._id, { limit: query.limit + 1, before: query.before, top: ep.seq }, status ? { 'forward.status': status } : { forward: { $exists: true } })
+    const page = docs.slice(0, query.limit)
+    const tries = await attemptsOf(db, ep._id, page.map((d) => d.id))
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = {
+      deliveries: page.map((d) => ({
+        id: d.id,
+        method: d.method,
+        path: d.path,
+        received_at: wireTime(d.received_at),
+        size_bytes: d.size_bytes,
+        forward: presentForward(d.forward!),
+        attempts: (tries.get(d.id) ?? []).map((a) => presentAttempt(a)),
+      })),
+      next_before: docs.length > query.limit ? page.at(-1)!.id : null,
+    }
+  })
 
   router.post('/endpoints/:token/recoveries', auth, validate(recoverSchema), async (ctx) => {
     const { params, body } = input(ctx, recoverSchema)

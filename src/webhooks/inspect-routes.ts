@@ -32,6 +32,7 @@ const ASSET_CSP = "default-src 'none'; frame-ancestors 'none'"
 const asset = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url))
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'inspect.js': { type: 'text/javascript; charset=utf-8', body: asset('inspect.js') },
+  'inspect-format.js': { type: 'text/javascript; charset=utf-8', body: asset('inspect-format.js') },
   'inspect.css': { type: 'text/css; charset=utf-8', body: asset('inspect.css') },
 }
 /** Browsers ask for /favicon.ico on every page of the origin; a 404 there is noise in every log. */
@@ -50,6 +51,7 @@ function page(token: string, name: string | null, captureUrl: string, nonce: str
 <title>${title}</title>
 <link rel="icon" href="/favicon.ico">
 <link rel="stylesheet" href="/static/inspect.css" nonce="${nonce}">
+<script src="/static/inspect-format.js" nonce="${nonce}" defer></script>
 <script src="/static/inspect.js" nonce="${nonce}" defer></script>
 </head>
 <body data-token="${escapeHtml(token)}" data-schemes="${SCHEMES.join(' ')}">

@@ -4,12 +4,12 @@
 // the Authorization header like every other route (the page reads it with fetch(), not
 // EventSource, so the key is never in a URL). A resume (Last-Event-ID) replays captures with a
 // larger id from MongoDB after subscribing, then goes live, so nothing falls in between.
-import { PassThrough } from 'node:stream'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { clock } from '../platform/clock.ts'
 import { requireApiKey } from '../platform/http/auth.ts'
 import { badRequest, notFound } from '../platform/http/errors.ts'
+import { openSse, type SseStream } from '../platform/http/sse.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import { captureCollection, captureKey, capturesAfter, type LocalDelivery } from './store/capture-store.ts'
@@ -57,15 +57,14 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
     // Everything that can fail with a status fails here, before the stream opens.
     const ep = await ownEndpoint(db, ctx, params.token)
 
-    const out = new PassThrough()
+    let stream: SseStream | undefined
     let live = false
-    let closed = false
     const early: LiveEvent[] = []
     // Capture ids already sent: a capture stored late (group commit) may arrive after a newer one.
     const sent = new Set<number>()
     let maxSent = after ?? 0
     const send = (ev: LiveEvent) => {
-      if (closed) return
+      if (!stream || stream.closed) return
       if (ev.type === 'capture') {
         if (sent.has(ev.id)) return
         sent.add(ev.id)
@@ -73,30 +72,14 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
         // Keep the set small: ids far below the newest will not come again.
         if (sent.size > 2_000) for (const id of sent) if (id < maxSent - 1_000) sent.delete(id)
       }
-      out.write(frame(ev))
-      if (out.writableLength > MAX_BUFFERED) stop()
+      stream.sendFrame(frame(ev))
     }
     const unsubscribe = await hub.subscribe(ep._id, (ev) => (live ? send(ev) : early.push(ev)))
-    const heartbeat = setInterval(() => out.write(': ping\n\n'), HEARTBEAT_MS)
-    function stop() {
-      if (closed) return
-      closed = true
-      clearInterval(heartbeat)
-      unsubscribe()
-      out.end()
-    }
-    ctx.req.on('close', stop)
-    ctx.req.socket.setTimeout(0)
-    ctx.req.socket.setNoDelay(true)
-
-    ctx.status = 200
-    ctx.set('Content-Type', 'text/event-stream; charset=utf-8')
-    ctx.set('Cache-Control', 'no-store, no-transform')
-    ctx.set('X-Accel-Buffering', 'no') // nginx: do not buffer the stream
-    ctx.body = out
-    out.write(`retry: 2000\n: connected to ${ep._id}\n\n`)
+    stream = openSse(ctx, { heartbeatMs: HEARTBEAT_MS, retryMs: 2000, maxBufferedBytes: MAX_BUFFERED, onClose: unsubscribe })
+    stream.comment(`connected to ${ep._id}`)
+    const closed = () => stream!.closed
     if (after !== undefined) {
-      for (let from = after; !closed; ) {
+      for (let from = after; !closed(); ) {
         const top = (await endpoints(db).findOne({ _id: ep._id }))?.seq ?? ep.seq
         const docs = await capturesAfter(db, ep._id, { after: from, top, limit: CATCH_UP_BATCH })
         for (const d of docs) send({ type: 'capture', id: d.id, data: liveCapture(d) })
@@ -106,7 +89,7 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
     }
     live = true
     for (const ev of early.splice(0)) send(ev)
-    out.write(': live\n\n')
+    stream.comment('live')
   })
 
   router.post('/endpoints/:token/requests/:id/local-delivery', auth, validate(localDeliverySchema), async (ctx) => {

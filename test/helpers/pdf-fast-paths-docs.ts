@@ -1,7 +1,7 @@
 // Documents for test/invoice-pdf-fast-paths.test.ts, imported both by the test and by the stock
 // pdfmake process it starts (table layouts are functions: they cannot travel as JSON).
 import { buildInvoiceDocument } from '../../src/invoice/pdf/document.ts'
-import { invoiceBodySchema } from '../../src/invoice/invoice-schema.ts'
+import { invoiceBodySchema, type InvoiceRequest } from '../../src/invoice/invoice-schema.ts'
 
 /** The three standard font families, by their PDFKit names. */
 export const STANDARD_FONTS = {
@@ -54,3 +54,34 @@ export function richInvoice(): object {
   return buildInvoiceDocument(request, { today: '2026-11-02' }).doc
 }
 
+
+/** A valid EN 16931 Factur-X request: the parties, payment and items every output format accepts. */
+function facturx(extra: Record<string, unknown>): InvoiceRequest {
+  return invoiceBodySchema.parse({
+    format: 'facturx', invoice_number: 'FX-2026-0007', date: '2026-11-02', due_date: '2026-12-02', currency: 'EUR', tax_rate: 19,
+    from: { name: 'Muster GmbH', street: 'Hauptstraße 1', city: 'Berlin', postal_code: '10115', country: 'DE', vat_id: 'DE123456789', email: 'billing@muster.example' },
+    to: { name: 'Client SARL', street: '3 rue de la Paix', city: 'Paris', postal_code: '75002', country: 'FR', vat_id: 'FR12345678901', email: 'ap@client.example' },
+    buyer_reference: '04011000-12345-67',
+    payment: { iban: 'DE89 3704 0044 0532 0130 00', bic: 'COBADEFFXXX', reference: 'FX-2026-0007', terms: 'Net 30 days' },
+    ...extra,
+  })
+}
+
+/**
+ * Requests whose PDFs embed every font, as the Factur-X output renders them: Noto Sans with its
+ * kerning and ligatures, CJK text in Noto Sans SC, Greek and Cyrillic, bold, an EPC payment QR,
+ * several pages; the last repeats the first once every shared table and word layout is warm.
+ */
+export function embeddedFontRequests(): InvoiceRequest[] {
+  const long = facturx({
+    locale: 'de', payment_qr: 'epc', discount: 25,
+    items: Array.from({ length: 48 }, (_, i) => ({
+      description: [`Wartung Typ ${String.fromCharCode(65 + (i % 26))}V-${i} „Premium“ fi fl`, `保守サービス 第${i}号 / 维护服务`, `Łódź Ærøskøbing ŞĞİ ${i}`, `Ελληνικά Кириллица AVATAR ${i}`][i % 4],
+      quantity: (i % 3) + 1, unit_price: 19.99 + (i % 7), tax_rate: i % 2 ? 19 : 7,
+    })),
+    allowances: [{ amount: 10, reason: 'Treuerabatt', tax_rate: 19 }],
+    notes: 'Vielen Dank für Ihren Auftrag — 感谢您的订单. Ευχαριστούμε. Спасибо. AV To Wa Yo.',
+  })
+  const short = facturx({ locale: 'fr', items: [{ description: 'Conseil — Œuvre, façade', quantity: 10, unit_price: 120, unit: 'HUR' }, { description: 'Livre', quantity: 2, unit_price: 19.99, tax_rate: 7 }] })
+  return [long, short, long]
+}

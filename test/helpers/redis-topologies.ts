@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { freePorts } from './ports.ts'
 import { Redis } from 'ioredis'
-import { spawnUntilReady, type StartedChild } from '../../src/platform/embedded/child.ts'
+import { spawnUntilReady, type StartedChild } from '../../src/embedded/child.ts'
 
 const run = promisify(execFile)
 

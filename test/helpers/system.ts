@@ -12,7 +12,7 @@ import type { Service } from '../../src/platform/plans.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { createPlatform, type Platform } from '../../src/platform/platform.ts'
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/main.ts'
-import { startStripeSimulator, type StripeSimulator } from '../../src/platform/embedded/stripe-simulator/server.ts'
+import { startStripeSimulator, type StripeSimulator } from '../../src/embedded/stripe-simulator/server.ts'
 import { clock } from '../../src/platform/clock.ts'
 
 

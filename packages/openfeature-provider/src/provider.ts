@@ -16,10 +16,11 @@ import {
   type Provider,
   type ResolutionDetails,
 } from '@openfeature/server-sdk'
-import { ofrepResult, tooManyAttributes, TOO_MANY_ATTRIBUTES } from '../../../src/flags/engine/ofrep-result.ts'
+import { CONTEXT_NOT_OBJECT, ofrepResult, tooManyAttributes, TOO_MANY_ATTRIBUTES } from '../../../src/flags/engine/ofrep-result.ts'
 import type { CompiledFlagSet } from '../../../src/flags/engine/flag-set.ts'
 import { EMPTY_CONTEXT, inPlaceContext, type CompiledFlag, type Evaluation } from '../../../src/flags/engine/rules.ts'
-import { FlagSetSync, KeyRefusedError, type SyncOptions, type SyncStatus } from './flag-set-sync.ts'
+import { FlagSetSync, KeyRefusedError } from './flag-set-sync.ts'
+import type { SyncOptions, SyncStatus } from './sync-options.ts'
 import { UsageReporter, type ServedEntry, type UsageOptions } from './usage-reporter.ts'
 
 export interface QueueworksProviderOptions extends SyncOptions {
@@ -104,35 +105,50 @@ export class QueueworksProvider implements Provider {
     return this.sync.copy?.set.etag ?? null
   }
 
+  // Each returns a promise, rejected with the OpenFeature error when the evaluation fails: never a
+  // synchronous throw, which a caller of the Provider interface (`.then`/`.catch` on the call, as
+  // any code that is not the SDK may write) would not expect.
   resolveBooleanEvaluation(flagKey: string, defaultValue: boolean, context: EvaluationContext): Promise<ResolutionDetails<boolean>> {
-    return Promise.resolve(this.resolve(flagKey, defaultValue, context))
+    return this.settle(flagKey, defaultValue, context)
   }
   resolveStringEvaluation(flagKey: string, defaultValue: string, context: EvaluationContext): Promise<ResolutionDetails<string>> {
-    return Promise.resolve(this.resolve(flagKey, defaultValue, context))
+    return this.settle(flagKey, defaultValue, context)
   }
   resolveNumberEvaluation(flagKey: string, defaultValue: number, context: EvaluationContext): Promise<ResolutionDetails<number>> {
-    return Promise.resolve(this.resolve(flagKey, defaultValue, context))
+    return this.settle(flagKey, defaultValue, context)
   }
   resolveObjectEvaluation<T extends JsonValue>(flagKey: string, defaultValue: T, context: EvaluationContext): Promise<ResolutionDetails<T>> {
-    return Promise.resolve(this.resolve(flagKey, defaultValue, context))
+    return this.settle(flagKey, defaultValue, context)
+  }
+
+  private settle<T>(flagKey: string, defaultValue: T, context: EvaluationContext): Promise<ResolutionDetails<T>> {
+    try {
+      return Promise.resolve(this.resolve(flagKey, defaultValue, context))
+    } catch (err) {
+      return Promise.reject(err)
+    }
   }
 
   /**
-   * One evaluation, synchronously (the OpenFeature methods wrap it in a promise as the interface
-   * asks). Errors are thrown as OpenFeature errors, which the SDK turns into the caller's default
-   * with reason ERROR and the error code — as the OFREP provider does with the service's answers.
+   * One evaluation, synchronously (the OpenFeature methods above return it as a promise, and a
+   * failure as a rejected one). Errors are thrown as OpenFeature errors, which the SDK turns into
+   * the caller's default with reason ERROR and the error code — as the OFREP provider does with
+   * the service's answers.
    */
   resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext): ResolutionDetails<T> {
-    // One lookup gives the compiled flag and its entries: a property of a prototype-less object,
-    // which V8 finds faster than Map.get (about 6 ns against 10-12 per lookup alone).
-    const s = typeof flagKey === 'string' ? this.flags[flagKey] : undefined
-    if (s === undefined) throw this.sync.copy ? new FlagNotFoundError(`Flag "${flagKey}" not found`) : new ProviderNotReadyError('no flag set loaded yet')
+    // The OFREP endpoint's order (sdk/ofrep-routes.ts): the context is checked before the flag is
+    // looked up, so an unknown flag with a context of too many attributes is INVALID_CONTEXT on both.
     let ctx = EMPTY_CONTEXT
     if (context != null) {
+      if (typeof context !== 'object' || Array.isArray(context)) throw new InvalidContextError(CONTEXT_NOT_OBJECT)
       if (tooManyAttributes(context)) throw new InvalidContextError(TOO_MANY_ATTRIBUTES)
       // Read in place, not copied: the copy of each call's context was half of an evaluation's cost.
       ctx = inPlaceContext(context)
     }
+    // One lookup gives the compiled flag and its entries: a property of a prototype-less object,
+    // which V8 finds faster than Map.get (about 6 ns against 10-12 per lookup alone).
+    const s = typeof flagKey === 'string' ? this.flags[flagKey] : undefined
+    if (s === undefined) throw this.sync.copy ? new FlagNotFoundError(`Flag "${flagKey}" not found`) : new ProviderNotReadyError('no flag set loaded yet')
     const r = s.evaluate(ctx)
     // Each result's details were built when the set came into use, at the result's slot; its
     // usage is counted on the same entry (no allocation, no search per evaluation).

@@ -2,7 +2,7 @@
 // result (one flag and variant each: ServedEntry, kept by provider.ts per flag of the set in use) and this reporter sends
 // them in one batch per interval (POST /api/v1/flag-usage), so the service can show how often each
 // flag is evaluated, and to which variant, across in-process and remote evaluations
-// (docs/flags.md, "Per-flag usage"). A batch the service did not take (network error, 5xx, 429)
+// (docs/flags-in-process.md, "Per-flag usage"). A batch the service did not take (network error, 5xx, 429)
 // is kept and merged into the next one; one it refused as malformed (other 4xx) is dropped.
 
 export interface UsageOptions {
@@ -71,7 +71,9 @@ export class UsageReporter {
     if (this.pending.size === 0) return Promise.resolve()
     const batch = this.pending
     this.pending = new Map()
-    const flags: Record<string, Record<string, number>> = {}
+    // Without a prototype: a flag or variant named "__proto__" (names the API accepts) is then an
+    // own key that JSON.stringify writes, where `{}[name] = …` would set the object's prototype.
+    const flags: Record<string, Record<string, number>> = Object.create(null)
     let n = 0
     for (const [flag, variants] of batch) {
       // Past the service's limits, the rest waits for the next batch.
@@ -79,7 +81,7 @@ export class UsageReporter {
         for (const [v, k] of variants) add(this.pending, flag, v, k)
         continue
       }
-      const out: Record<string, number> = {}
+      const out: Record<string, number> = Object.create(null)
       for (const [v, k] of variants) {
         out[v] = Math.min(k, MAX_COUNT)
         if (k > MAX_COUNT) add(this.pending, flag, v, k - MAX_COUNT)

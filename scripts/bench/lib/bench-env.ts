@@ -8,8 +8,8 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import getPort from 'get-port'
-import { startMongoEngine, type EmbeddedMongo } from '../../../src/platform/embedded/mongo-engine.ts'
-import { startRedisServer, type EmbeddedRedis } from '../../../src/platform/embedded/redis-server.ts'
+import { startMongoEngine, type EmbeddedMongo } from '../../../src/embedded/mongo-engine.ts'
+import { startRedisServer, type EmbeddedRedis } from '../../../src/embedded/redis-server.ts'
 
 const base = process.env.BENCH_PORT_BASE ? Number(process.env.BENCH_PORT_BASE) : undefined
 if (base !== undefined && !(Number.isInteger(base) && base > 0 && base < 65_000)) {

@@ -4,7 +4,7 @@
 // The two are timed in alternating rounds, so that both see the same machine (a quiet 2-core box
 // still drifts by 20 % over a few seconds, which made back-to-back runs disagree by 0.5 ×);
 // the figures are medians of the rounds.
-import { renderInvoiceOutput } from '../../../src/invoice/pdf/render-output.ts'
+import { renderInvoiceOutput } from '../../../src/invoice/pdf/thread-render-output.ts'
 import { invoiceBodySchema, type InvoiceRequest } from '../../../src/invoice/invoice-schema.ts'
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
@@ -20,7 +20,7 @@ async function round(req: InvoiceRequest, docs: number, vary?: Variant): Promise
 
 // Every document different: new words in each line's description (from 50,000 made-up words, so
 // few repeat between documents), new quantities and prices. Text shaping is cached per word
-// across documents (src/invoice/pdf/font-cache.ts); this shows the cost when the words are new.
+// across documents (src/invoice/pdf/patches/font-cache.ts); this shows the cost when the words are new.
 let seed = 1
 const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31)
 const word = () => Array.from({ length: 4 + Math.floor(rand() * 6) }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join('')

@@ -16,7 +16,7 @@
 import { fileURLToPath } from 'node:url'
 import { OpenFeature } from '@openfeature/server-sdk'
 import { FlagdCore } from '@openfeature/flagd-core'
-import { QueueworksProvider } from '@queueworks/openfeature-provider'
+import { QueueworksProvider } from '../../../packages/openfeature-provider/src/index.ts'
 import { MIXED_CONTEXTS, type Rate } from './engine-rates.ts'
 import { compileFlag, normalizeContext } from '../../../src/flags/engine/rules.ts'
 import { RICH_SEGMENT, richContext, richFlagDef } from './flags-rich.ts'

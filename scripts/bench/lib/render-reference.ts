@@ -2,7 +2,7 @@
 // N threads (argv[2], the worker's render threads) each rendering an invoice with stock pdfmake in
 // a tight loop: the document definition made by the service's own builder (buildInvoiceDocument),
 // the service's fonts, then pdfmake's createPdf + getBuffer and nothing of ours (not the shared
-// font metrics and layouts of src/invoice/pdf/font-cache.ts), no queue, no HTTP, no storage.
+// font metrics and layouts of src/invoice/pdf/patches/font-cache.ts), no queue, no HTTP, no storage.
 // Warms each thread up, prints "ready", then for each stdin line "<ms> [lines] [threads]" renders an
 // invoice of that many lines (default 20, lib/invoice-20.ts) for that long on that many threads
 // (default all; 1 is the like-for-like reference of one request at a time) and prints
@@ -17,7 +17,7 @@ import { pdfmakeFonts, READABLE_FONT_FILES } from '../../../src/invoice/pdf/font
 import { invoiceBodySchema, type InvoiceRequest } from '../../../src/invoice/invoice-schema.ts'
 import { invoiceOfLines } from './invoice-20.ts'
 
-// As the service sets them (src/invoice/pdf/render.ts); a Helvetica invoice reads no file through pdfmake.
+// As the service sets them (src/invoice/pdf/thread-render-pdf.ts); a Helvetica invoice reads no file through pdfmake.
 pdfmake.setUrlAccessPolicy(() => false)
 pdfmake.setLocalAccessPolicy((path: string) => READABLE_FONT_FILES.includes(path))
 
@@ -38,7 +38,7 @@ export async function rawRender(request: InvoiceRequest): Promise<Buffer> {
 if (isMainThread && process.argv[1]?.endsWith('render-reference.ts')) {
   const threads = Math.max(1, Number(process.argv[2] ?? 1))
   // A new thread does not get the main thread's TypeScript loader: it registers tsx for itself
-  // before it imports this file (as the snapshot thread does, src/platform/embedded/snapshot-client.ts).
+  // before it imports this file (as the snapshot thread does, src/embedded/snapshot-client.ts).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
   const entry = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}) })`
   const workers = Array.from({ length: threads }, () => new Worker(entry, { eval: true }))

@@ -6,6 +6,9 @@
 // contexts, evaluate's parsed JSON body): what a plain object inherits from Object.prototype
 // (constructor, toString, __proto__) is a function or an object, never a scalar, so it is absent
 // too. normalizeContext (rules.ts) gives the same attributes as a copy of strings.
+// An object that JSON writes as a scalar — a Date (its toJSON: the ISO string), a boxed string,
+// number or boolean — is that scalar, so that the in-process provider reads an OpenFeature
+// context (whose values may be Dates) as the OFREP endpoint reads the same context sent as JSON.
 
 /** A context as the engine reads it: any attributes; only scalars count (see above). */
 export type EvalContext = { readonly [attribute: string]: unknown }
@@ -14,7 +17,39 @@ export type EvalContext = { readonly [attribute: string]: unknown }
 export function scalarText(v: unknown): string | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : undefined
   if (typeof v === 'boolean') return v ? 'true' : 'false'
+  if (typeof v === 'object' && v !== null) return objectText(v)
   return undefined
+}
+
+/**
+ * The text of an object that JSON writes as a scalar (what its toJSON answers, as JSON.stringify
+ * calls it, then a boxed primitive unboxed), as scalarText reads that scalar; undefined for any
+ * object JSON writes as an object, an array or null. Only objects reach here: never the common
+ * case, whose attributes are strings, numbers and booleans.
+ */
+export function objectText(v: object): string | undefined {
+  let j: unknown = v
+  const toJSON = (v as { toJSON?: unknown }).toJSON
+  if (typeof toJSON === 'function') j = toJSON.call(v, '')
+  if (typeof j === 'string') return j
+  if (j instanceof String) return String(j)
+  if (j instanceof Number) j = Number(j)
+  else if (j instanceof Boolean) j = j.valueOf()
+  return typeof j === 'number' || typeof j === 'boolean' ? scalarText(j) : undefined
+}
+
+/**
+ * An attribute JSON.stringify leaves out of an object: undefined, a function, a symbol, or an
+ * object whose toJSON answers one of those. OFREP never sees such an attribute, so the
+ * in-process provider must not count it against the limit of attributes (ofrep-result.ts).
+ */
+export function leftOutOfJson(v: unknown): boolean {
+  if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return true
+  if (typeof v !== 'object' || v === null) return false
+  const toJSON = (v as { toJSON?: unknown }).toJSON
+  if (typeof toJSON !== 'function') return false
+  const j = toJSON.call(v, '')
+  return j === undefined || typeof j === 'function' || typeof j === 'symbol'
 }
 
 /**
@@ -36,5 +71,8 @@ export function textOf(v: unknown): string | undefined {
  */
 export function numberOf(v: unknown, parse: (s: string) => number): number {
   if (typeof v === 'number') return Number.isFinite(v) ? v : NaN
-  return typeof v === 'string' ? parse(v) : NaN
+  if (typeof v === 'string') return parse(v)
+  if (typeof v !== 'object' || v === null) return NaN
+  const t = objectText(v)
+  return t === undefined ? NaN : parse(t)
 }

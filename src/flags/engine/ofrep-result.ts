@@ -2,6 +2,7 @@
 // metadata. Pure, so that the OFREP endpoint and the in-process provider
 // (packages/openfeature-provider) answer alike. A typed flag answers its JSON value; the seed's
 // untyped flag answers "true"/"false" as booleans and anything else as a string.
+import { leftOutOfJson } from './context.ts'
 import type { CompiledFlag, EvalContext, Evaluation } from './rules.ts'
 
 export interface OfrepSuccess {
@@ -38,9 +39,12 @@ export function evaluateOfrep(f: CompiledFlag, ctx: EvalContext): OfrepSuccess {
 
 export const MAX_CONTEXT_ATTRIBUTES = 100
 export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes`
+export const CONTEXT_NOT_OBJECT = 'context must be an object'
 
 /**
- * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes. The in-process provider checks every
+ * More than MAX_CONTEXT_ATTRIBUTES own (enumerable) attributes that JSON writes (see
+ * jsonAttributes; an attribute whose value is undefined is no attribute on OFREP, whose client
+ * sends the context as JSON). The in-process provider checks every
  * call, so the common case allocates nothing: for…in walks V8's cached key list of the object's
  * shape, and counts inherited enumerable attributes too (a plain object has none), so a count
  * within the limit is an answer, and only a count past it is confirmed with Object.keys (own
@@ -49,8 +53,18 @@ export const TOO_MANY_ATTRIBUTES = `context must have at most ${MAX_CONTEXT_ATTR
  */
 export function tooManyAttributes(c: object): boolean {
   let n = 0
-  for (const _ in c) if (++n > MAX_CONTEXT_ATTRIBUTES) return Object.keys(c).length > MAX_CONTEXT_ATTRIBUTES
+  for (const _ in c) if (++n > MAX_CONTEXT_ATTRIBUTES) return jsonAttributes(c) > MAX_CONTEXT_ATTRIBUTES
   return false
+}
+
+/**
+ * The attributes of `c` that its JSON has (own, enumerable, not left out by JSON.stringify): what
+ * OFREP counts of the same context, which its client sends as JSON. A parsed body has no others.
+ */
+function jsonAttributes(c: object): number {
+  let n = 0
+  for (const k of Object.keys(c)) if (!leftOutOfJson((c as Record<string, unknown>)[k])) n++
+  return n
 }
 
 /** `context` must be an object when present; non-scalar attributes are ignored (never match). */
@@ -58,7 +72,7 @@ export function contextOf(body: unknown): { ok: true; context: Record<string, un
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, details: 'body must be a JSON object' }
   const c = (body as { context?: unknown }).context
   if (c === undefined || c === null) return { ok: true, context: {} }
-  if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: 'context must be an object' }
+  if (typeof c !== 'object' || Array.isArray(c)) return { ok: false, details: CONTEXT_NOT_OBJECT }
   if (tooManyAttributes(c)) return { ok: false, details: TOO_MANY_ATTRIBUTES }
   return { ok: true, context: c as Record<string, unknown> }
 }

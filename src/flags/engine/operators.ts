@@ -7,7 +7,7 @@
 import ipaddr from 'ipaddr.js'
 import { RE2JS } from 're2js'
 import semver from 'semver'
-import { clock } from '../../platform/clock.ts'
+import { engineNowMs } from './now.ts'
 import { numberOf, scalarText, textOf, type EvalContext } from './context.ts'
 import { rolloutBuckets } from './percent-bucket.ts'
 
@@ -286,7 +286,7 @@ export function compileCondition(flagKey: string, c: Condition): Matcher {
     const v = parseDateTime(c.value)
     const before = c.operator === 'before'
     const neg = c.negate === true
-    return () => (before ? clock.nowMs() < v : clock.nowMs() > v) !== neg
+    return () => (before ? engineNowMs() < v : engineNowMs() > v) !== neg
   }
   if (c.operator === 'eq' && c.case_insensitive !== true && c.negate !== true) {
     // The seed's commonest condition, kept to one property read and one comparison (a number or

@@ -8,7 +8,7 @@
 import { disabledValue, type FlagType } from './flag-types.ts'
 import { compileCondition, conditionCost, type Condition, type Matcher } from './operators.ts'
 import { compileSplit, type Split, type Variant } from './variants.ts'
-import type { EvalContext } from './context.ts'
+import { objectText, type EvalContext } from './context.ts'
 
 export { OPERATORS, type Operator, type Condition } from './operators.ts'
 export type { FlagType } from './flag-types.ts'
@@ -66,8 +66,9 @@ export const EMPTY_CONTEXT: EvalContext = Object.freeze(Object.create(null))
 const NO_INHERITED_NAMES: object = Object.freeze(Object.create(null))
 
 /**
- * Scalars become strings (numbers as JavaScript prints them, booleans as "true"/"false");
- * null, objects and arrays are left out, so conditions on them never match. The engine reads a
+ * Scalars become strings (numbers as JavaScript prints them, booleans as "true"/"false"), and so
+ * do objects JSON writes as scalars (a Date as its ISO string: context.ts, objectText);
+ * null, other objects and arrays are left out, so conditions on them never match. The engine reads a
  * plain object the same way in place (context.ts): see inPlaceContext for when a copy is needed.
  */
 export function normalizeContext(raw: Record<string, unknown> | null | undefined): EvalContext {
@@ -78,6 +79,10 @@ export function normalizeContext(raw: Record<string, unknown> | null | undefined
     if (typeof v === 'string') out[k] = v
     else if (typeof v === 'number' && Number.isFinite(v)) out[k] = String(v)
     else if (typeof v === 'boolean') out[k] = v ? 'true' : 'false'
+    else if (typeof v === 'object' && v !== null) {
+      const t = objectText(v)
+      if (t !== undefined) out[k] = t
+    }
   }
   return out
 }

@@ -1,4 +1,4 @@
-// POST /api/v1/evaluate as a hot route (platform/http/app.ts HotRoute): answered from the HTTP
+// POST /api/v1/evaluate as a hot route (platform/http/hot-route.ts HotRoute): answered from the HTTP
 // server's request listener before Koa builds a context (platform/http/before-koa.ts). It is the
 // request SDKs send by the thousand per second, and the general path (Koa's context, two async
 // middleware layers, content-type negotiation, the JSON body parser, two routers' matching, Koa's
@@ -9,7 +9,7 @@
 import bourne from '@hapi/bourne'
 import type { IncomingMessage } from 'node:http'
 import typeis from 'type-is'
-import type { HotRoute } from '../../platform/http/app.ts'
+import type { HotRoute } from '../../platform/http/hot-route.ts'
 import { HttpError } from '../../platform/http/errors.ts'
 import { readSmallBody } from '../../platform/http/raw-body.ts'
 import { evaluateHandler } from './evaluate-routes.ts'

@@ -3,7 +3,7 @@
 // flag cache: no database read once a project is cached.
 import { countServed } from './usage-counter.ts'
 import Router from '@koa/router'
-import type { HotContext } from '../../platform/http/app.ts'
+import type { HotContext } from '../../platform/http/hot-route.ts'
 import { endSoon } from '../../platform/http/end-soon.ts'
 import { notFound } from '../../platform/http/errors.ts'
 import { input, parseOrThrow, validate, withSchema } from '../../platform/http/validate.ts'

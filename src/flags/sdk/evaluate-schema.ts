@@ -1,15 +1,17 @@
 // Request schemas of the evaluation API. Context attributes are scalars (compared as strings);
 // bounds keep one request cheap.
 import { z } from 'zod'
+import { MAX_CONTEXT_ATTRIBUTES, TOO_MANY_ATTRIBUTES } from '../engine/ofrep-result.ts'
+
+export { MAX_CONTEXT_ATTRIBUTES }
 
 export const MAX_EVAL_FLAGS = 1_000
-export const MAX_CONTEXT_ATTRIBUTES = 100
 export const MAX_CONTEXT_VALUE_LENGTH = 2_048
 
 export const contextSchema = z.looseObject({}).superRefine((obj, ctx) => {
   const keys = Object.keys(obj)
   if (keys.length > MAX_CONTEXT_ATTRIBUTES) {
-    ctx.addIssue({ code: 'custom', message: `context must have at most ${MAX_CONTEXT_ATTRIBUTES} attributes` })
+    ctx.addIssue({ code: 'custom', message: TOO_MANY_ATTRIBUTES })
     return
   }
   for (const k of keys) {

@@ -17,7 +17,7 @@
 // - A request without an Origin header (servers, curl) gets none of these headers (but Vary: Origin
 //   on the general stack) and costs the hot path nothing.
 import type { Middleware } from 'koa'
-import type { HotContext } from '../../platform/http/app.ts'
+import type { HotContext } from '../../platform/http/hot-route.ts'
 
 const ALLOW_METHODS = 'GET, HEAD, POST'
 // What the OFREP web provider sends (Content-Type application/json, the SDK key as Bearer token,

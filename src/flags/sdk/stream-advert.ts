@@ -1,6 +1,6 @@
 // How OFREP answers point a provider at the change stream: ADR-0008's `eventStreams` entries. The
 // URL carries the SDK key because a browser's EventSource cannot send an Authorization header
-// (docs/flags.md, "Change stream"); the key is the caller's own, sent in the request just answered.
+// (docs/flags-evaluation.md, "Change stream"); the key is the caller's own, sent in the request just answered.
 import type { Config } from '../../platform/config.ts'
 import { STREAM_PATH } from './stream-routes.ts'
 

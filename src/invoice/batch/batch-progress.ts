@@ -12,7 +12,7 @@ import { isDuplicateKey } from '../../platform/store/mongo.ts'
 import { logger } from '../../platform/logger.ts'
 import { BATCH_CHUNK_ROWS, invoiceBatchCallbackContract, invoiceBatchRenderContract } from '../job-contracts.ts'
 import { getBatch, isComplete, markCallbackEnqueued, markEnqueued, markFinished, rowCounts, type BatchDoc } from './batch-store.ts'
-import { RENDER_FAILED } from '../pdf/render-invoice.ts'
+import { RENDER_FAILED } from '../pdf/job-render-invoice.ts'
 import { invoices, markFailed, requeueRows } from '../store/invoice-store.ts'
 
 /**

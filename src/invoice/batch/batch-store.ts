@@ -2,7 +2,7 @@
 // 'batch', in `invoices`); row states live only on the rows, so counts are always derived from
 // them and can never drift. The batch document holds what is about the whole: who, how many,
 // whether its rows were handed to the queue, whether it finished, and its completion callback.
-import type { Db } from 'mongodb'
+import type { Db, Filter } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import type { IndexSpec } from '../../platform/store/mongo.ts'
 import { invoices, type InvoiceStatus } from '../store/invoice-store.ts'
@@ -66,6 +66,14 @@ export async function getBatch(db: Db, id: string, accountId?: string): Promise<
   const doc = await batches(db).findOne({ _id: id })
   if (!doc || (accountId !== undefined && doc.account_id !== accountId)) return null
   return doc
+}
+
+/** The account's batches, newest first (ties by id), below the cursor `before`. */
+export async function listBatches(db: Db, accountId: string, opts: { limit: number; before?: { created_at: Date; id: string }; status?: BatchStatus }): Promise<BatchDoc[]> {
+  const filter: Filter<BatchDoc> = { account_id: accountId }
+  if (opts.status) filter.status = opts.status
+  if (opts.before) filter.$or = [{ created_at: { $lt: opts.before.created_at } }, { created_at: opts.before.created_at, _id: { $lt: opts.before.id } }]
+  return batches(db).find(filter).sort({ created_at: -1, _id: -1 }).limit(opts.limit).toArray()
 }
 
 export async function markEnqueued(db: Db, id: string): Promise<void> {

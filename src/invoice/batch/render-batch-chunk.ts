@@ -10,7 +10,7 @@ import type { Platform } from '../../platform/platform.ts'
 import { clock } from '../../platform/clock.ts'
 import { Binary } from 'mongodb'
 import { insertPdfs, type PdfDoc } from '../store/pdf-store.ts'
-import { isBadInput, RENDER_FAILED, renderRequest, workerName } from '../pdf/render-invoice.ts'
+import { isBadInput, RENDER_FAILED, renderRequest, workerName } from '../pdf/job-render-invoice.ts'
 import { invoiceBodySchema } from '../invoice-schema.ts'
 import { invoices, markFailed, markRowsDone, markRowsRendering, OPEN, type InvoiceDoc } from '../store/invoice-store.ts'
 

@@ -67,7 +67,17 @@ export const paymentSchema = z.object({
   /** Remittance information (BT-83), printed as the payment reference. */
   reference: text(140).optional(),
   /** Payment terms (BT-20). */
-  terms: text(1_000).optional(),
+  // Trimmed like any text, except that a final XRechnung Skonto term (`#SKONTO#…#`) keeps the line
+  // break XRechnung requires after it (BR-DE-18): a received XRechnung written again stays valid.
+  terms: z
+    .string()
+    .max(1_000)
+    .transform((s) => {
+      const t = s.trim()
+      return /\n\s*$/.test(s) && /(^|\n)#[^\n]*#$/.test(t) ? `${t}\n` : t
+    })
+    .pipe(z.string().min(1))
+    .optional(),
   /** Late-payment penalty rate, % per year (French law asks for it on every B2B invoice); printed and added to BT-20. */
   late_penalty_rate: z.number().finite().min(0).max(100).optional(),
   /** Fixed compensation for recovery costs on late payment (40 EUR in the EU, Directive 2011/7/EU), in the invoice currency. */

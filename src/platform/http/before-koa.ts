@@ -11,7 +11,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import vary from 'vary'
 import { logger } from '../logger.ts'
 import { tracingOn } from '../tracing.ts'
-import { findHotRoute, hotRoutesOf, runHotRoute, type HotContext, type HotRoute } from './app.ts'
+import { findHotRoute, hotRoutesOf, runHotRoute, type HotContext, type HotRoute } from './hot-route.ts'
 
 /** The part of a Koa Context a hot route uses (app.ts HotContext), over the bare request and response. */
 class BareContext implements HotContext {

@@ -5,7 +5,11 @@
 // is still sending is read and dropped for a while. Destroying it at once would discard unread
 // bytes, which makes the kernel send a reset, and a client still sending (fetch streams its body
 // while the answer arrives) then loses the answer it had not read yet.
-import type { Server } from 'node:http'
+// On a connection that has served requests already (keep-alive, pipelining) the answer comes in
+// its turn: after the answers still owed to the complete requests before it, never ahead of them
+// (the client would take it for one of theirs) and never left out because bytes were written on
+// the socket before. None of this costs a request anything: it runs only on a parser error.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
 const ANSWERS: Record<string, [status: number, reason: string, message: string]> = {
@@ -45,20 +49,92 @@ export function closeGracefully(socket: Socket): void {
   socket.end()
 }
 
+/** Sockets whose refused request waits for the answers of the requests before it. */
+const waiting = new WeakSet<Socket>()
+
+const deferredEnds = new WeakMap<Socket, Socket['end']>()
+
+/**
+ * Node's server ends its side of a connection as soon as the client half-closes it (a client that
+ * sent everything and then shut down its writing side). While answers are still owed on it, that
+ * end waits, or neither they nor the refusal would reach the client.
+ */
+function deferEnd(socket: Socket): void {
+  if (deferredEnds.has(socket)) return
+  deferredEnds.set(socket, socket.end)
+  socket.end = function deferredEnd(this: Socket) {
+    return this
+  } as Socket['end']
+}
+
+function undeferEnd(socket: Socket): void {
+  const end = deferredEnds.get(socket)
+  if (end === undefined) return
+  deferredEnds.delete(socket)
+  // The prototype's, unless the socket had one of its own.
+  if (end === Object.getPrototypeOf(socket).end) delete (socket as { end?: unknown }).end
+  else socket.end = end
+}
+
+/** The response Node is writing on a socket (its own `_httpMessage`: there is no public way to ask). */
+function inFlight(socket: Socket): ServerResponse | null {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null
+}
+
+/** Whether the request whose body is being read was answered in full already (no response is in flight). */
+function answeredEarly(socket: Socket): boolean {
+  const req = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
+  return req != null && !req.complete
+}
+
+/**
+ * Answers a refused request in its turn on its connection: after the answers of the complete
+ * requests before it (a keep-alive connection's earlier requests, pipelined ones), then closes.
+ */
+function refuse(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) {
+    waiting.delete(socket)
+    undeferEnd(socket)
+    return void socket.destroy(err)
+  }
+  const res = inFlight(socket)
+  if (res !== null && res.req.complete) {
+    // The refused bytes come after a whole request whose answer is not out yet: it goes first, and
+    // so do those queued behind it (Node hands the socket to the next one when this one finishes).
+    // Until its 'finish' Node keeps it on the socket, even when all of it is written already.
+    waiting.add(socket)
+    deferEnd(socket)
+    res.once('finish', () => {
+      if (res.shouldKeepAlive) return refuse(err, socket)
+      // That answer closed the connection (Connection: close, a drain): nothing may follow it.
+      waiting.delete(socket)
+      undeferEnd(socket)
+      closeGracefully(socket)
+    })
+    return
+  }
+  if (waiting.delete(socket)) undeferEnd(socket)
+  // The refused bytes are in the body of the request being read, and its route has answered it
+  // before reading the whole body (a 413): once that answer is out, only the close is left.
+  if (res !== null ? res.headersSent : answeredEarly(socket)) {
+    if (res === null || res.writableEnded) closeGracefully(socket)
+    else socket.destroy(err)
+    return
+  }
+  const [status, reason, message] = (err.code && ANSWERS[err.code]) || MALFORMED
+  const body = JSON.stringify({ error: message })
+  socket.write(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
+  closeGracefully(socket)
+}
+
 export function answerClientErrorsAsJson(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (lingering.has(socket)) return // answered already; the rest is being drained
-    // As Node does by default: answer only when nothing of an answer was written yet.
-    if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET') {
-      const [status, reason, message] = (err.code && ANSWERS[err.code]) || MALFORMED
-      const body = JSON.stringify({ error: message })
-      socket.write(
-        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      )
-      closeGracefully(socket)
-      return
-    }
-    socket.destroy(err)
+    // Answered already, or to be: what the parser reports of the bytes after the first error is dropped.
+    if (lingering.has(socket) || waiting.has(socket)) return
+    if (err.code === 'ECONNRESET') return void socket.destroy(err)
+    refuse(err, socket)
   })
 }

@@ -18,6 +18,8 @@ export interface SseOptions {
 export interface SseStream {
   /** Writes one event; false once the stream is closed. */
   send(ev: { event?: string; id?: string; data: string }): boolean
+  /** Writes an event already in wire form (sseFrame), e.g. one serialised once for many streams. */
+  sendFrame(frame: string): boolean
   comment(text: string): void
   close(): void
   readonly closed: boolean
@@ -46,6 +48,7 @@ export function openSse(ctx: Context, opts: SseOptions): SseStream {
   const heartbeat = setInterval(() => write(': ping\n\n'), opts.heartbeatMs)
   const stream: SseStream = {
     send: (ev) => write(sseFrame(ev)),
+    sendFrame: write,
     comment: (text) => void write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`),
     close() {
       if (closed) return

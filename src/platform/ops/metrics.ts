@@ -1,8 +1,8 @@
 // Prometheus metrics (prom-client): one registry per process, the metric definitions, and the small
 // functions other code calls to record domain events (render durations, forward outcomes,
-// evaluations). HTTP and job metrics are fed by the hooks in http/app.ts and workers.ts.
+// evaluations). HTTP and job metrics are fed by the hooks in http/request-lifecycle.ts and workers.ts.
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
-import { onRequestDone, type FinishedRequest } from '../http/app.ts'
+import { onRequestDone, type FinishedRequest } from '../http/request-lifecycle.ts'
 import { onJobProcessed } from '../queue/workers.ts'
 import { registerLoopLag } from './loop-lag.ts'
 import { RequestHistogram } from './request-histogram.ts'

@@ -121,6 +121,51 @@ export class Partitioned<T extends Document> {
     }
   }
 
+  /**
+   * findSorted for an order of two fields, newest first — a field that may repeat (a time) and a
+   * unique one that breaks its ties (an id) — through an aggregate whose `$project` shapes each
+   * document: the embedded engine ignores find projections, and a listing must not read documents
+   * that carry their PDFs. The page after `after` (the last document of the previous page) starts
+   * strictly below it, so a page boundary never repeats or skips a document.
+   */
+  async pageNewestFirst<R extends Document>(
+    filter: Filter<T>,
+    order: { time: keyof T & string; tie: keyof T & string },
+    limit: number,
+    project: Document,
+    after?: { time: unknown; tie: unknown },
+  ): Promise<R[]> {
+    const { time, tie } = order
+    const share = Math.max(4, Math.ceil((2 * limit) / this.slots))
+    const key = (d: Document) => [d[time], d[tie]] as const
+    const older = (a: readonly [unknown, unknown], b: readonly [unknown, unknown]) => (a[0] as any) < (b[0] as any) || (+(a[0] as any) === +(b[0] as any) && (a[1] as any) < (b[1] as any))
+    const below = (k: readonly [unknown, unknown]) => ({ $or: [{ [time]: { $lt: k[0] } }, { [time]: k[0], [tie]: { $lt: k[1] } }] })
+    const fetched: Document[][] = this.all().map(() => [])
+    const open = new Set(this.all().map((_, i) => i))
+    const start = after ? [after.time, after.tie] as const : undefined
+    const page = (i: number) => {
+      const last = fetched[i]!.at(-1)
+      const from = last ? key(last) : start
+      const match = from ? { $and: [filter, below(from)] } : filter
+      return this.at(i)
+        .aggregate([{ $match: match }, { $sort: { [time]: -1, [tie]: -1 } }, { $limit: share }, { $project: { ...project, [time]: 1, [tie]: 1 } }])
+        .toArray()
+    }
+    let ask = [...open]
+    for (;;) {
+      const got = await Promise.all(ask.map(page))
+      ask.forEach((i, j) => {
+        fetched[i]!.push(...got[j]!)
+        if (got[j]!.length < share) open.delete(i)
+      })
+      const merged = fetched.flat().sort((a, b) => (older(key(b), key(a)) ? -1 : older(key(a), key(b)) ? 1 : 0))
+      const edge = merged.length >= limit ? key(merged[limit - 1]!) : undefined
+      // A slot may hold more of the page while its last fetched document is still newer than the page's last one.
+      ask = [...open].filter((i) => edge === undefined || older(edge, key(fetched[i]!.at(-1)!)))
+      if (ask.length === 0) return merged.slice(0, limit) as R[]
+    }
+  }
+
   async countDocuments(filter: Filter<T> = {}): Promise<number> {
     let n = 0
     await this.eachSlot(async (c) => {

@@ -11,6 +11,7 @@ import type { Platform } from '../../platform/platform.ts'
 import type { IndexSpec } from '../../platform/store/mongo.ts'
 import { captureCollection, captures, capturesAfter } from '../store/capture-store.ts'
 import { endpoints } from '../store/endpoint-store.ts'
+import { countDead } from '../store/forward-stats.ts'
 import { scheduleForward } from './forward-schedule.ts'
 import { captureRecoverContract } from '../job-contracts.ts'
 import { wireTime } from '../store/time.ts'
@@ -69,6 +70,7 @@ export async function runRecovery(platform: Platform, id: string): Promise<{ res
         { $set: { 'forward.status': 'pending', 'forward.round': round, 'forward.next_attempt_at': null } },
       )
       if (u.modifiedCount === 0) continue // retried by someone else meanwhile
+      await countDead(db, rec.endpoint_id, -1)
       await scheduleForward(platform, { endpoint_id: rec.endpoint_id, request_id: cap.id, round, attempt: 1 }, 0)
       await recoveries(db).updateOne({ _id: id }, { $inc: { resent: 1 } })
     }

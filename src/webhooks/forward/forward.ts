@@ -10,12 +10,14 @@ import type { Platform } from '../../platform/platform.ts'
 import { WEBHOOKS_LIMITS } from '../../platform/plans.ts'
 import { getAccount } from '../../platform/accounts.ts'
 import { clock } from '../../platform/clock.ts'
+import { logger } from '../../platform/logger.ts'
 import { isDuplicateKey } from '../../platform/store/mongo.ts'
 import { metrics, type ForwardOutcome } from '../../platform/ops/metrics.ts'
 import { OutboundError, safeFetch } from '../../platform/outbound/safe-fetch.ts'
 import { getBody } from '../store/body-store.ts'
 import { attemptCollection, captureCollection, captureKey, getCapture, type AttemptDoc } from '../store/capture-store.ts'
 import { endpoints } from '../store/endpoint-store.ts'
+import { countDead, recordAttemptOutcome } from '../store/forward-stats.ts'
 import { publishLive } from '../live/live-hub.ts'
 import { outboundHeaders, SubPathEscapeError, targetUrl } from './outbound.ts'
 import { forwardSchedule, scheduleForward } from './forward-schedule.ts'
@@ -44,6 +46,8 @@ export function deliveryId(endpointId: string, requestId: number): string {
 const recordedOutcome = (a: AttemptDoc): AttemptOutcome => (a.ok ? 'delivered' : a.permanent ? 'refused' : 'failed')
 
 const attemptKey = (r: ForwardRef) => `${captureKey(r.endpoint_id, r.request_id)}.${r.round}.${r.attempt}`
+
+const statsFailed = (err: unknown) => logger.warn({ err: (err as Error).message }, 'forward stats not updated (the endpoints overview may be off)')
 
 /** Make attempt `ref.attempt`, unless it was already made (a re-run after a crash reports it). */
 export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promise<AttemptOutcome> {
@@ -132,7 +136,9 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     if (claim) await releaseClaim(db, attemptKey(ref), claim)
   }
   metrics.forwardAttempt(outcome)
-  await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
+  // The overview's figures never hold up a forward: a failed write there is logged and skipped.
+  await recordAttemptOutcome(db, ref.endpoint_id, { ok, status, error, at: now }).catch(statsFailed)
+  const moved = await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
     { _id: cap._id, 'forward.round': ref.round },
     {
       $set: {
@@ -147,6 +153,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
       $inc: { 'forward.attempts': 1 },
     },
   )
+  if (permanent && moved.modifiedCount === 1) await countDead(db, ref.endpoint_id, 1).catch(statsFailed)
   await publishForward(platform, ref, doc)
   return ok ? 'delivered' : permanent ? 'refused' : 'failed'
 }
@@ -186,10 +193,12 @@ export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date)
 
 /** After the last attempt: dead-lettered until someone retries it by hand. */
 export async function markDead(platform: Platform, ref: ForwardRef): Promise<void> {
-  await captureCollection(platform.db, ref.endpoint_id, ref.request_id).updateOne(
+  const r = await captureCollection(platform.db, ref.endpoint_id, ref.request_id).updateOne(
     { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
     { $set: { 'forward.status': 'dead', 'forward.next_attempt_at': null } },
   )
+  // Counted once: a capture already dead (a refusal, or a re-run of this step) is not modified.
+  if (r.modifiedCount === 1) await countDead(platform.db, ref.endpoint_id, 1).catch(statsFailed)
   metrics.forwardAttempt('dead_lettered')
   await publishForward(platform, ref)
 }

@@ -1,11 +1,14 @@
 // Inspection page script (served as a file under a strict CSP). Loads the latest captures, then
 // follows the endpoint's live stream (Server-Sent Events read with fetch(), so the key travels in
 // the Authorization header and never in a URL), resuming with Last-Event-ID after a drop; while
-// disconnected it says so and polls once per reconnect attempt as a fallback. It renders everything with textContent/createElement only: captured content is data,
-// never markup. The API key comes from the URL fragment (#key=…) or the form and lives only in
-// this script's memory: web storage of this origin is readable by any same-origin document, so
-// the key is never written there; a reload asks again unless the link is reopened. The actions on a
-// capture (replay, verify, download, delete) are calls of the same management API with that key.
+// disconnected it says so and polls once per reconnect attempt as a fallback. It renders
+// everything with textContent/createElement only: captured content is data, never markup. Bodies
+// are formatted as text by inspect-format.js (never DOMParser), within bounds per capture
+// (FORMAT_MAX_BYTES, TABLE_MAX_ROWS) past which they are shown raw until "Format anyway". The API
+// key comes from the URL fragment (#key=…) or the form and lives only in this script's memory:
+// web storage of this origin is readable by any same-origin document, so the key is never written
+// there; a reload asks again unless the link is reopened. The actions on a capture (replay,
+// verify, download, delete) are calls of the same management API with that key.
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
@@ -89,45 +92,43 @@
 
   const size = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`)
 
-  function bodyBytes(r) {
-    if (r.body === null) return null
-    if (r.body_encoding === 'base64') return Uint8Array.from(atob(r.body), (c) => c.charCodeAt(0))
-    return new TextEncoder().encode(r.body)
-  }
+  /** Formatting is bounded per capture (docs/webhooks.md, "Inspection page"): a longer body, or a
+   * query or form with more fields, is shown raw until "Format anyway" is pressed for it. Opening a
+   * capture then costs the page well under a second whatever a sender posted. */
+  const FORMAT_MAX_BYTES = 256 * 1024
+  const TABLE_MAX_ROWS = 1000
+  /** The raw body, the formatted body and a replay's answer are shown up to this many characters
+   * (Chromium lays out 1 MiB of wrapped text in about 0.3 s, and 20 MiB in 18 s); the rest of the
+   * raw body on demand. */
+  const SHOW_MAX_CHARS = 1024 * 1024
+  /** A body goes inline into the cURL command up to this size, else it is read from the file
+   * Download body saves (Linux refuses one argument over 128 KiB anyway). */
+  const CURL_INLINE_MAX = 64 * 1024
+  /** Captures whose "Format anyway" or "Show all of it" was pressed: a re-render (a forward
+   * update) keeps the choice. */
+  const formatAnyway = new Set()
+  const showWhole = new Set()
+  const count = (n) => n.toLocaleString('en')
 
-  function indentXml(text) {
-    const doc = new DOMParser().parseFromString(text, 'application/xml')
-    if (doc.getElementsByTagName('parsererror').length) return null
-    const out = []
-    const walk = (node, depth) => {
-      const pad = '  '.repeat(depth)
-      if (node.nodeType === Node.TEXT_NODE) {
-        const t = node.nodeValue.trim()
-        if (t) out.push(pad + t)
-        return
-      }
-      if (node.nodeType !== Node.ELEMENT_NODE) return
-      const attrs = [...node.attributes].map((a) => ` ${a.name}="${a.value}"`).join('')
-      if (!node.childNodes.length) return void out.push(`${pad}<${node.nodeName}${attrs}/>`)
-      out.push(`${pad}<${node.nodeName}${attrs}>`)
-      for (const c of node.childNodes) walk(c, depth + 1)
-      out.push(`${pad}</${node.nodeName}>`)
-    }
-    walk(doc.documentElement, 0)
-    return out.join('\n')
+  /** The formats a body may be in, tried in this order (by content type, or by its first
+   * characters); none for binary, empty and other text bodies, which are shown raw only. */
+  function formatsOf(r) {
+    if (r.body === null || r.body_encoding !== 'utf8' || !r.body) return []
+    const ct = (r.content_type || '').toLowerCase()
+    const kinds = []
+    if (ct.includes('json') || /^\s*[[{]/.test(r.body)) kinds.push('json')
+    if (ct.includes('x-www-form-urlencoded')) kinds.push('form')
+    else if (ct.includes('xml') || /^\s*<\?xml/.test(r.body)) kinds.push('xml')
+    return kinds
   }
 
   /** A readable rendering of JSON, form and XML bodies; null when the raw body is all there is. */
   function pretty(r) {
-    if (r.body === null || r.body_encoding !== 'utf8' || !r.body) return null
-    const ct = (r.content_type || '').toLowerCase()
-    try {
-      if (ct.includes('json') || /^\s*[[{]/.test(r.body)) return JSON.stringify(JSON.parse(r.body), null, 2)
-    } catch {}
-    if (ct.includes('x-www-form-urlencoded')) {
-      return [...new URLSearchParams(r.body)].map(([k, v]) => `${k} = ${v}`).join('\n')
+    for (const kind of formatsOf(r)) {
+      if (kind === 'form') return [...new URLSearchParams(r.body)].map(([k, v]) => `${k} = ${v}`).join('\n')
+      const nice = inspectFormat[kind](r.body)
+      if (nice !== null) return nice
     }
-    if (ct.includes('xml') || /^\s*<\?xml/.test(r.body)) return indentXml(r.body)
     return null
   }
 
@@ -141,7 +142,8 @@
       if (!skip.has(r.raw_headers[i].toLowerCase())) parts.push('-H', shellQuote(`${r.raw_headers[i]}: ${r.raw_headers[i + 1]}`))
     }
     if (r.size_bytes > 0 && r.body !== null) {
-      if (r.body_encoding === 'utf8') parts.push('--data-binary', shellQuote(r.body))
+      if (r.body.length > CURL_INLINE_MAX) parts.push('--data-binary', `@request-${r.id}.bin`)
+      else if (r.body_encoding === 'utf8') parts.push('--data-binary', shellQuote(r.body))
       else return `printf %s ${shellQuote(r.body)} | base64 -d | ${parts.join(' ')} --data-binary @-`
     }
     return parts.join(' ')
@@ -161,7 +163,7 @@
     const headerRows = []
     for (let i = 0; i + 1 < r.raw_headers.length; i += 2) headerRows.push(el('tr', {}, el('td', {}, r.raw_headers[i]), el('td', {}, r.raw_headers[i + 1])))
     const curl = curlFor(r)
-    const curlPre = el('pre', { class: 'curl' }, curl)
+    const curlPre = el('pre', { class: 'curl', tabindex: '0' }, curl)
     const copy = el('button', { type: 'button', class: 'copy-curl', onclick: async () => {
       try {
         await navigator.clipboard.writeText(curl)
@@ -170,10 +172,40 @@
         copy.textContent = 'Select the command below to copy it'
       }
     } }, 'Copy as cURL')
-    const nice = pretty(r)
-    const queryRows = r.query ? pairRows(new URLSearchParams(r.query)) : []
-    const isForm = (r.content_type || '').toLowerCase().includes('x-www-form-urlencoded') && r.body_encoding === 'utf8' && r.body
-    const formRows = isForm ? pairRows(new URLSearchParams(r.body)) : []
+    // Formatting within the bounds, or all of it once "Format anyway" was pressed for this capture.
+    const force = formatAnyway.has(r.id)
+    const skipped = []
+    const formats = formatsOf(r)
+    const bodyTooLong = !force && formats.length > 0 && r.size_bytes > FORMAT_MAX_BYTES
+    if (bodyTooLong) skipped.push(`the body is ${size(r.size_bytes)}, over the ${FORMAT_MAX_BYTES / 1024} KiB formatted at once`)
+    let nice = bodyTooLong ? null : pretty(r)
+    if (nice !== null && !force && nice.length > SHOW_MAX_CHARS) {
+      skipped.push(`formatted it is ${size(nice.length)}, over the ${SHOW_MAX_CHARS / 1048576} MiB shown at once`)
+      nice = null
+    }
+    const bounded = (pairs, what) => {
+      if (force || pairs.length <= TABLE_MAX_ROWS) return pairRows(pairs)
+      skipped.push(`the ${what} has ${count(pairs.length)} fields, over the ${count(TABLE_MAX_ROWS)} shown as a table at once`)
+      return []
+    }
+    const queryRows = r.query ? bounded([...new URLSearchParams(r.query)], 'query') : []
+    const isForm = formats.includes('form')
+    const formRows = isForm && !bodyTooLong ? bounded([...new URLSearchParams(r.body)], 'form') : []
+    const formatNotice = skipped.length
+      ? [
+          el(
+            'div',
+            { class: 'format-skipped' },
+            el('p', {}, `Shown raw: ${skipped.join('; ')}.`),
+            el('button', { type: 'button', class: 'format-anyway', onclick: async () => {
+              formatAnyway.add(r.id)
+              await showDetail(r.id)
+              // Focus lands on what was formatted, so a keyboard user continues from there.
+              detailEl.querySelector('table.query, table.form, pre.pretty')?.focus()
+            } }, 'Format anyway'),
+          ),
+        ]
+      : []
     const delivery = []
     if (r.forward) {
       const f = r.forward
@@ -182,20 +214,21 @@
     if (r.local_delivery) {
       const d = r.local_delivery
       delivery.push(el('p', { class: 'local-delivery' }, `Local (listen): ${d.status !== null ? d.status : 'failed'} · ${d.latency_ms} ms · ${d.url}${d.error ? ` · ${d.error}` : ''}`))
-      if (d.body_preview) delivery.push(el('pre', { class: 'local-preview' }, d.body_preview))
+      if (d.body_preview) delivery.push(el('pre', { class: 'local-preview', tabindex: '0' }, d.body_preview))
     }
     detailEl.replaceChildren(
       el('h2', {}, `${r.method} ${subPath(r.path)}${r.query ? `?${r.query}` : ''}`),
       el('p', { class: 'meta' }, `#${r.id} · ${r.received_at} UTC · ${size(r.size_bytes)} · from ${r.ip_address}${r.content_type ? ` · ${r.content_type}` : ''}`),
       ...delivery,
       actions(r),
+      ...formatNotice,
       ...(queryRows.length ? [el('h3', {}, 'Query'), pairTable('query', 'Query parameters', queryRows)] : []),
       ...(formRows.length ? [el('h3', {}, 'Form fields'), pairTable('form', 'Form fields', formRows)] : []),
       el('h3', {}, 'Headers'),
       el('table', { class: 'headers' }, el('caption', { class: 'visually-hidden' }, 'Headers'), el('tbody', {}, ...headerRows)),
-      ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty' }, nice)] : []),
+      ...(nice !== null ? [el('h3', {}, 'Body (formatted)'), el('pre', { class: 'pretty', tabindex: '0' }, nice)] : []),
       el('h3', {}, r.body_encoding === 'base64' ? 'Raw body (binary, base64)' : 'Raw body'),
-      el('pre', { class: 'raw' }, r.body === null ? '' : r.body),
+      ...rawBody(r),
       el('h3', {}, 'cURL'),
       copy,
       curlPre,
@@ -204,9 +237,34 @@
     if (matchMedia('(max-width: 700px)').matches) detailEl.scrollIntoView({ block: 'start' })
   }
 
-  const pairRows = (params) => [...params].map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', {}, v)))
+  /** The raw body, cut at SHOW_MAX_CHARS until "Show all of it" is pressed. */
+  function rawBody(r) {
+    const text = r.body === null ? '' : r.body
+    if (showWhole.has(r.id) || text.length <= SHOW_MAX_CHARS) return [el('pre', { class: 'raw', tabindex: '0' }, text)]
+    return [
+      el('pre', { class: 'raw', tabindex: '0' }, text.slice(0, SHOW_MAX_CHARS)),
+      el(
+        'div',
+        { class: 'raw-cut' },
+        el('p', {}, `Showing the first ${count(SHOW_MAX_CHARS)} of ${count(text.length)} characters; Download body saves all of it.`),
+        el('button', { type: 'button', class: 'show-all', onclick: async () => {
+          showWhole.add(r.id)
+          await showDetail(r.id)
+          detailEl.querySelector('pre.raw')?.focus()
+        } }, 'Show all of it'),
+      ),
+    ]
+  }
+
+  const pairRows = (pairs) => pairs.map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', {}, v)))
   const pairTable = (cls, caption, rows) =>
-    el('table', { class: `headers ${cls}` }, el('caption', { class: 'visually-hidden' }, caption), el('tbody', {}, ...rows))
+    el('table', { class: `headers ${cls}`, tabindex: '-1' }, el('caption', { class: 'visually-hidden' }, caption), tbodyOf(rows))
+  /** Appended in a loop: spreading 100,000 rows into one call overflows the stack. */
+  function tbodyOf(rows) {
+    const tbody = el('tbody')
+    for (const row of rows) tbody.append(row)
+    return tbody
+  }
 
   /** An action's outcome, announced to screen readers; ok=false shows it as an error. */
   function outcome(node, ok, text) {
@@ -226,7 +284,7 @@
   function actions(r) {
     const result = el('p', { class: 'action-result', role: 'status' })
     const replayUrl = el('input', { type: 'url', required: '', autocomplete: 'off', spellcheck: 'false', value: endpoint?.forward_url || '', placeholder: 'https://…' })
-    const replayOut = el('pre', { class: 'replay-answer', hidden: '' })
+    const replayOut = el('pre', { class: 'replay-answer', tabindex: '0', hidden: '' })
     const replay = el(
       'form',
       { class: 'action replay', 'aria-label': 'Replay', onsubmit: async () => {
@@ -235,7 +293,10 @@
         try {
           const a = await call('POST', `/requests/${r.id}/replay`, { url: replayUrl.value.trim() })
           outcome(result, a.status >= 200 && a.status < 300, `Replayed to ${replayUrl.value.trim()}: answered ${a.status}`)
-          replayOut.textContent = a.body_encoding === 'base64' ? `(binary answer, ${a.body.length} base64 characters)` : a.body
+          replayOut.textContent =
+            a.body_encoding === 'base64' ? `(binary answer, ${a.body.length} base64 characters)`
+            : a.body.length > SHOW_MAX_CHARS ? `${a.body.slice(0, SHOW_MAX_CHARS)}\n… (the first ${count(SHOW_MAX_CHARS)} of ${count(a.body.length)} characters)`
+            : a.body
           replayOut.hidden = !a.body
         } catch (err) {
           outcome(result, false, `Replay failed: ${err.message}`)

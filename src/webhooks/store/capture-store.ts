@@ -8,6 +8,7 @@ import type { IndexSpec } from '../../platform/store/mongo.ts'
 import { partitioned, type Partitioned } from '../../platform/store/partitioned.ts'
 import { deleteBodyFiles } from './body-store.ts'
 import { endpoints } from './endpoint-store.ts'
+import { countDead } from './forward-stats.ts'
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
 
@@ -169,6 +170,21 @@ export async function listAttempts(db: Db, token: string, id: number): Promise<A
   return attemptCollection(db, token, id).find({ endpoint_id: token, request_id: id }).sort({ at: 1, attempt: 1 }).toArray()
 }
 
+/** The forward attempts of some captures of endpoint `token`, by capture: one query per slot they are in. */
+export async function attemptsOf(db: Db, token: string, ids: number[]): Promise<Map<number, AttemptDoc[]>> {
+  const bySlot = new Map<string, { coll: ReturnType<typeof attemptCollection>; keys: string[] }>()
+  for (const id of ids) {
+    const coll = attemptCollection(db, token, id)
+    const g = bySlot.get(coll.collectionName) ?? { coll, keys: [] }
+    g.keys.push(captureKey(token, id))
+    bySlot.set(coll.collectionName, g)
+  }
+  const out = new Map<number, AttemptDoc[]>(ids.map((id) => [id, []]))
+  for (const { coll, keys } of bySlot.values()) for (const a of await coll.find({ capture: { $in: keys } }).toArray()) out.get(a.request_id)?.push(a)
+  for (const list of out.values()) list.sort((a, b) => a.round - b.round || a.attempt - b.attempt)
+  return out
+}
+
 /** Stored captures per endpoint: one aggregate per slot that any of the endpoints' blocks uses. */
 export async function countByEndpoint(db: Db, eps: Array<{ _id: string; seq: number }>): Promise<Map<string, number>> {
   const out = new Map<string, number>(eps.map((e) => [e._id, 0]))
@@ -205,6 +221,10 @@ export async function deleteCaptures(db: Db, docs: CaptureDoc[]): Promise<number
   }
   let n = 0
   for (const [slot, ids] of bySlot) n += (await parts.at(slot).deleteMany({ _id: { $in: ids } })).deletedCount
+  // Dead-lettered ones leave the dead letter (forward-stats.ts).
+  const dead = new Map<string, number>()
+  for (const d of docs) if (d.forward?.status === 'dead') dead.set(d.endpoint_id, (dead.get(d.endpoint_id) ?? 0) + 1)
+  for (const [token, k] of dead) await countDead(db, token, -k)
   return n
 }
 

@@ -21,6 +21,14 @@ export interface EndpointDoc {
   seq: number
   /** Forwarding paused (captures are still stored); resumed forwards go out in capture order. */
   forward_paused?: boolean
+  /**
+   * Captures stored per UTC day (YYYY-MM-DD), counted in the write that takes their ids and given
+   * back when one is refused, so the overview reads "captures today" without counting captures;
+   * days before yesterday are pruned by retention (expire.ts).
+   */
+  captures_by_day?: Record<string, number>
+  /** When the last request to the capture URL arrived (one the daily limit refused included). */
+  last_request_at?: Date
 }
 
 export const endpointIndexes: IndexSpec = {
@@ -56,7 +64,30 @@ export async function takeRequestId(db: Db, token: string): Promise<EndpointDoc 
   return takeRequestIds(db, token, 1)
 }
 
-/** Take the next `n` request ids in one write: `seq` of the answer is the highest of them. */
-export async function takeRequestIds(db: Db, token: string, n: number): Promise<EndpointDoc | null> {
-  return endpoints(db).findOneAndUpdate({ _id: token }, { $inc: { seq: n } }, { returnDocument: 'after' })
+/**
+ * Take the next `n` request ids in one write: `seq` of the answer is the highest of them. With
+ * `arrived`, the same write counts them as `day`'s captures and notes when they arrived.
+ */
+export async function takeRequestIds(db: Db, token: string, n: number, arrived?: { day: string; at: Date }): Promise<EndpointDoc | null> {
+  const update = arrived ? { $inc: { seq: n, [`captures_by_day.${arrived.day}`]: n }, $set: { last_request_at: arrived.at } } : { $inc: { seq: n } }
+  return endpoints(db).findOneAndUpdate({ _id: token }, update, { returnDocument: 'after' })
+}
+
+/** A capture counted by takeRequestIds that was not stored after all (refused, or its write failed). Never throws: the sender's answer is the refusal. */
+export async function uncountCapture(db: Db, token: string, day: string): Promise<void> {
+  await endpoints(db)
+    .updateOne({ _id: token, [`captures_by_day.${day}`]: { $gt: 0 } }, { $inc: { [`captures_by_day.${day}`]: -1 } })
+    .catch(() => undefined)
+}
+
+/** Drop the day counts before `keepFrom` (YYYY-MM-DD) from every endpoint that has any; the number of endpoints changed. */
+export async function pruneCaptureDays(db: Db, keepFrom: string): Promise<number> {
+  let n = 0
+  for (const ep of await endpoints(db).find({ captures_by_day: { $exists: true } }).toArray()) {
+    const old = Object.keys(ep.captures_by_day ?? {}).filter((d) => d < keepFrom)
+    if (!old.length) continue
+    await endpoints(db).updateOne({ _id: ep._id }, { $unset: Object.fromEntries(old.map((d) => [`captures_by_day.${d}`, ''])) })
+    n++
+  }
+  return n
 }

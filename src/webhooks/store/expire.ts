@@ -1,11 +1,12 @@
 // Retention: captures past their expiry (received_at + the plan's retention, fixed at capture),
 // endpoints past their lifetime (free plan: 7 days) with all their captures, replay results after
-// an hour and day counters after a week. Deletes in batches; safe to run any number of times.
+// an hour, day counters after a week and endpoints' capture counts of days before yesterday. Deletes in batches; safe to run any number of times.
 import type { Db } from 'mongodb'
 import { getAccount } from '../../platform/accounts.ts'
 import { dayKey } from '../../platform/clock.ts'
 import { captures, deleteCaptures, deleteEndpointCaptures } from './capture-store.ts'
-import { effectiveExpiry, endpoints } from './endpoint-store.ts'
+import { effectiveExpiry, endpoints, pruneCaptureDays } from './endpoint-store.ts'
+import { deleteForwardStats } from './forward-stats.ts'
 import { pruneDayCounters, releaseEndpointSlot } from './limit-store.ts'
 import { replays } from './replay-store.ts'
 
@@ -42,8 +43,11 @@ export async function expireCaptures(db: Db, now: Date, batch = 500): Promise<Ex
       await releaseEndpointSlot(db, ep.account_id)
     }
     report.captures += await deleteEndpointCaptures(db, ep)
+    await deleteForwardStats(db, ep._id)
   }
   report.replays = (await replays(db).deleteMany({ created_at: { $lte: new Date(now.getTime() - 3_600_000) } })).deletedCount
   report.counters = await pruneDayCounters(db, dayKey(new Date(now.getTime() - 7 * 86_400_000)))
+  // An endpoint's captures per day: today's is what the overview shows, yesterday's is kept for a sender's late requests.
+  await pruneCaptureDays(db, dayKey(new Date(now.getTime() - 86_400_000)))
   return report
 }

@@ -9,6 +9,8 @@ import { inlineBytes } from './body-store.ts'
 import type { AttemptDoc, CaptureDoc, ForwardState, LocalDelivery } from './capture-store.ts'
 import { effectiveExpiry, type EndpointDoc } from './endpoint-store.ts'
 import { wireTime } from './time.ts'
+import { dayKey } from '../../platform/clock.ts'
+import { FORWARD_WINDOW, windowOf, type ForwardStatsDoc } from './forward-stats.ts'
 
 /** The base address handed out in URLs: configured, or the address the client used. */
 export function publicBase(ctx: Context, config: Config): string {
@@ -29,6 +31,31 @@ export function presentEndpoint(ep: EndpointDoc, account: Pick<Account, 'plan'>,
     created_at: wireTime(ep.created_at),
     expires_at: wireTime(effectiveExpiry(ep, account)),
     ...(requestCount === undefined ? {} : { request_count: requestCount }),
+  }
+}
+
+/**
+ * What the endpoints overview adds to an endpoint: captures today (UTC), when the last request
+ * arrived, and the forward target's health (endpoints with a forward_url). All read from counters
+ * kept as captures and attempts happen (endpoint-store.ts, forward-stats.ts): nothing is counted here.
+ */
+export function presentOverview(ep: EndpointDoc, stats: ForwardStatsDoc | undefined, now: Date) {
+  const { attempts, succeeded } = windowOf(stats)
+  return {
+    captures_today: ep.captures_by_day?.[dayKey(now)] ?? 0,
+    last_request_at: wireTime(ep.last_request_at ?? null),
+    forward_health: ep.forward_url
+      ? {
+          window: FORWARD_WINDOW,
+          attempts,
+          succeeded,
+          success_rate: attempts ? succeeded / attempts : null,
+          last_attempt_at: wireTime(stats?.last_attempt_at ?? null),
+          last_success_at: wireTime(stats?.last_success_at ?? null),
+          last_error: stats?.last_error ? { message: stats.last_error.message, status: stats.last_error.status, at: wireTime(stats.last_error.at) } : null,
+          dead_lettered: Math.max(0, stats?.dead ?? 0),
+        }
+      : null,
   }
 }
 
