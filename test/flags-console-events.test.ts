@@ -154,7 +154,7 @@ describe('flags console: live events across two replicas', function () {
     await eventually(() => stream.state.frames.find((f) => f.event === 'ready'), 'ready')
     await eventually(() => signedOut.state.frames.find((f) => f.event === 'ready'), 'ready')
     assert.equal((await withSession(su, 'DELETE', `${b.root.flags}/api/v1/console/session`)).status, 204)
-    assert.equal((await withSession(s, 'POST', `${a.root.flags}/api/v1/account/api-key/rotate`)).status, 200)
+    assert.equal((await withSession(s, 'POST', `${a.root.flags}/api/v1/account/key/rotate`)).status, 200)
     const out = await eventually(() => signedOut.state.frames.find((f) => f.event === 'ended'), 'ended (signed out)', 30_000)
     assert.equal(out.data.error, 'Not signed in')
     const ended = await eventually(() => stream.state.frames.find((f) => f.event === 'ended'), 'ended', 30_000)

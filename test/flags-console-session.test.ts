@@ -157,7 +157,7 @@ describe('flags console: sessions', () => {
     const t = await flagsAccount(sys)
     const s1 = await signIn(root, t.apiKey)
     const s2 = await signIn(root, t.apiKey)
-    const rotated = await withSession(s1, 'POST', `${root}/api/v1/account/api-key/rotate`)
+    const rotated = await withSession(s1, 'POST', `${root}/api/v1/account/key/rotate`)
     assert.equal(rotated.status, 200, rotated.text)
     const fresh = rotated.json.api_key as string
     assert.match(fresh, /^fb_[0-9A-Za-z]{40}$/)
@@ -173,8 +173,8 @@ describe('flags console: sessions', () => {
     assert.equal((await withSession(s3, 'GET', `${t.project}/flags`)).status, 200)
     assertJsonError(await call('POST', `${root}/api/v1/console/session`, { json: { api_key: t.apiKey }, headers: { 'x-forwarded-for': freshIp() } }), 401)
     // Rotating needs a key or a session with its CSRF token.
-    assertJsonError(await call('POST', `${root}/api/v1/account/api-key/rotate`), 401)
-    assertJsonError(await withSession(s3, 'POST', `${root}/api/v1/account/api-key/rotate`, { csrf: false }), 403)
+    assertJsonError(await call('POST', `${root}/api/v1/account/key/rotate`), 401)
+    assertJsonError(await withSession(s3, 'POST', `${root}/api/v1/account/key/rotate`, { csrf: false }), 403)
     assert.equal((await get(`${t.project}/flags`, { key: fresh })).status, 200, 'the refused rotation changed nothing')
   })
 
@@ -199,6 +199,6 @@ describe('flags console: sessions', () => {
     assert.ok(s.post && s.get && s.delete)
     assert.deepEqual(s.post.requestBody.content['application/json'].schema.required, ['api_key'])
     assert.ok(s.post.responses['429'] && s.get.responses['401'])
-    assert.ok(spec.paths['/api/v1/account/api-key/rotate'].post)
+    assert.ok(spec.paths['/api/v1/account/key/rotate'].post)
   })
 })
