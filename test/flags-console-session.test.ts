@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { sha256 } from '../src/platform/ids.ts'
 import { clock } from '../src/platform/clock.ts'
-import { SESSION_CREATES_PER_MINUTE } from '../src/flags/console-session-routes.ts'
+import { SESSION_CREATES_PER_MINUTE } from '../src/platform/http/console-session-routes.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { flagsAccount } from './helpers/flags.ts'
 import { freshIp, signIn, withSession } from './helpers/console-session.ts'

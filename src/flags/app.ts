@@ -18,7 +18,9 @@ import { environmentsRouter } from './environment-routes.ts'
 import { evaluationGate } from './sdk/sdk-auth.ts'
 import { historyRouter } from './history-routes.ts'
 import { changeHooksRouter } from './change-hook-routes.ts'
-import { consoleSessionRouter } from './console-session-routes.ts'
+import { accountKeyRouter } from '../platform/account-key-routes.ts'
+import { consoleSessionRouter } from '../platform/http/console-session-routes.ts'
+import { FLAGS_LIMITS } from '../platform/plans.ts'
 import { eventsRouter, ProjectEvents } from './console-events.ts'
 import { playgroundRouter } from './playground-routes.ts'
 import { revertRouter } from './revert-routes.ts'
@@ -54,7 +56,7 @@ export function createFlagsApp(platform: Platform): ServiceApp {
     // Browsers: the evaluation API per project (any origin by default), the rest only for the
     // operator's listed front-ends (CORS_MANAGEMENT_ORIGINS; none by default).
     beforeBody: [evaluationCors(), managementCors(platform.config.CORS_MANAGEMENT_ORIGINS, { skip: isEvaluationPath })],
-    routers: [consoleSessionRouter(platform), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), playgroundRouter(platform), revertRouter(platform, cache), eventsRouter(platform, events, slots), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), flagUsageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
+    routers: [consoleSessionRouter(platform, 'flags'), accountKeyRouter(platform, 'flags', (a) => ({ plan: a.plan, limits: { ...FLAGS_LIMITS[a.plan] } })), flagsRouter(platform, cache), segmentsRouter(platform, cache), environmentsRouter(platform, cache), historyRouter(platform), changeHooksRouter(platform), playgroundRouter(platform), revertRouter(platform, cache), eventsRouter(platform, events, slots), evaluateRouter(cache, gate), ofrepRouter(cache, gate.admit, platform.config), flagSetRouter(cache, gate.admit), usageReportRouter(cache, gate.admit, platform.db), flagUsageRouter(platform), streamRouter(cache, gate.admit, hub, slots, { heartbeatMs: platform.config.FLAGS_STREAM_HEARTBEAT_MS })],
   })
   const usageFlush = startUsageFlush(platform.db, platform.config.FLAGS_USAGE_FLUSH_MS)
   cache.start().catch((err) => logger.error({ err: String(err) }, 'flags cache subscriber failed to start'))

@@ -2,7 +2,8 @@
 import { createServiceApp } from '../platform/service-app.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { ServiceApp } from '../platform/service.ts'
-import { invoiceAccountRouter } from './account-routes.ts'
+import { accountKeyRouter } from '../platform/account-key-routes.ts'
+import { consoleSessionRouter } from '../platform/http/console-session-routes.ts'
 import { BATCH_PATH, batchRouter } from './batch-routes.ts'
 import { invoiceListRouter } from './invoice-list-routes.ts'
 import { invoiceRouter } from './invoice-routes.ts'
@@ -14,7 +15,7 @@ export function createInvoiceApp(platform: Platform): ServiceApp {
   // 1,000 line items of long text fit comfortably in 10 MB. Batches also come as NDJSON and
   // have their own cap: their body is read in batch-body.ts.
   return {
-    app: createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [batchRouter(platform), invoiceListRouter(platform), invoiceRouter(platform), receiveRouter(platform), invoiceAccountRouter(platform)] }),
+    app: createServiceApp(platform, { service: 'invoice', jsonLimit: '10mb', rawPath: (p) => p === BATCH_PATH || p === READ_PATH, routers: [batchRouter(platform), invoiceListRouter(platform), invoiceRouter(platform), receiveRouter(platform), accountKeyRouter(platform, 'invoice'), consoleSessionRouter(platform, 'invoice')] }),
     // Quota holds of recorded invoices still to confirm (hold-confirmations.ts).
     close: () => closeHoldConfirmations(platform),
   }

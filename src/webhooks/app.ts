@@ -4,7 +4,8 @@
 import type { Platform } from '../platform/platform.ts'
 import { createServiceApp } from '../platform/service-app.ts'
 import type { ServiceApp } from '../platform/service.ts'
-import { webhooksAccountRouter } from './account-routes.ts'
+import { accountKeyRouter } from '../platform/account-key-routes.ts'
+import { consoleSessionRouter } from '../platform/http/console-session-routes.ts'
 import { captureMiddleware } from './capture-ingress.ts'
 import { forwardingRouter } from './forwarding-routes.ts'
 import { harRouter } from './har-routes.ts'
@@ -19,7 +20,7 @@ export function createWebhooksApp(platform: Platform): ServiceApp {
     service: 'webhooks',
     rawPath: (p) => p === '/hook' || p.startsWith('/hook/'),
     middleware: [captureMiddleware(platform)],
-    routers: [harRouter(platform), endpointsRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform), webhooksAccountRouter(platform)],
+    routers: [harRouter(platform), endpointsRouter(platform), liveRouter(platform, hub), forwardingRouter(platform), inspectRouter(platform), accountKeyRouter(platform, 'webhooks'), consoleSessionRouter(platform, 'webhooks')],
   })
   return { app, close: async () => hub.close() }
 }

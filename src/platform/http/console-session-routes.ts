@@ -1,14 +1,15 @@
-// The web console's sign-in (docs/flags-console-api.md): POST /api/v1/console/session exchanges an API key for a session cookie (HttpOnly,
+// A web console's sign-in, the same in every service (docs/flags-console-api.md, "Sessions"):
+// POST /api/v1/console/session exchanges the service's API key for a session cookie (HttpOnly,
 // SameSite=Strict) and a CSRF token; GET answers who is signed in (and the token again, after a
-// reload); DELETE signs out. POST /api/v1/account/key/rotate replaces the account's API key,
-// which ends every console session made with the old one. Session creation is rate limited per
-// client IP (guessing keys through it costs as much as through any other route, and no more).
+// reload); DELETE signs out. Rotating the API key (each service's POST /api/v1/account/key/rotate)
+// ends every session made with the old one. Session creation is rate limited per client IP
+// (guessing keys through it costs as much as through any other route, and no more).
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { z } from 'zod'
-import { findAccountByKey, ROTATE_RACE, ROTATED_MESSAGE, rotateApiKey, type Account } from '../platform/accounts.ts'
-import { FLAGS_LIMITS } from '../platform/plans.ts'
-import { accountOf, requireApiKey, UNAUTHORIZED } from '../platform/http/auth.ts'
+import { findAccountByKey, type Account } from '../accounts.ts'
+import type { Service } from '../plans.ts'
+import { UNAUTHORIZED } from './auth.ts'
 import {
   checkCsrf,
   clearSessionCookie,
@@ -19,12 +20,12 @@ import {
   sessionRefused,
   setSessionCookie,
   type ConsoleSessionDoc,
-} from '../platform/http/console-session.ts'
-import { conflict, unauthorized } from '../platform/http/errors.ts'
-import { createLimiter } from '../platform/http/rate-limit.ts'
-import { input, validate } from '../platform/http/validate.ts'
-import type { Platform } from '../platform/platform.ts'
-import { describedAs } from '../platform/ops/openapi.ts'
+} from './console-session.ts'
+import { unauthorized } from './errors.ts'
+import { createLimiter } from './rate-limit.ts'
+import { input, validate } from './validate.ts'
+import type { Platform } from '../platform.ts'
+import { describedAs } from '../ops/openapi.ts'
 
 /** Session creations per client IP per minute. */
 export const SESSION_CREATES_PER_MINUTE = 20
@@ -51,11 +52,11 @@ function sessionView(account: Account, s: ConsoleSessionDoc) {
   return { account: { id: account._id, email: account.email, plan: account.plan }, csrf_token: s.csrf_token, expires_at: s.expires_at.toISOString() }
 }
 
-export function consoleSessionRouter(platform: Platform): Router {
+export function consoleSessionRouter(platform: Platform, service: Service): Router {
   const router = new Router({ prefix: '/api/v1' })
   const db = platform.db
   const limiter = createLimiter(platform.redis, {
-    name: 'console-session',
+    name: `console-session-${service}`,
     points: SESSION_CREATES_PER_MINUTE,
     durationSec: 60,
     message: 'Too many sign-in attempts from this address; retry later',
@@ -73,7 +74,7 @@ export function consoleSessionRouter(platform: Platform): Router {
     async (ctx) => {
       await limiter.take(ctx.ip)
       const { body } = input(ctx, createSessionSchema)
-      const account = await findAccountByKey(db, 'flags', body.api_key)
+      const account = await findAccountByKey(db, service, body.api_key)
       if (!account) throw unauthorized(UNAUTHORIZED)
       // Signing in again from the same browser replaces the session the cookie names.
       const old = sessionIdOf(ctx)
@@ -93,7 +94,7 @@ export function consoleSessionRouter(platform: Platform): Router {
     }),
     async (ctx) => {
       const sid = sessionIdOf(ctx)
-      const found = sid ? await findSession(db, 'flags', sid) : ({ ok: false, reason: 'none' } as const)
+      const found = sid ? await findSession(db, service, sid) : ({ ok: false, reason: 'none' } as const)
       if (!found.ok) throw sessionRefused(ctx, found.reason === 'revoked' ? 'revoked' : 'none')
       ctx.set('Cache-Control', 'no-store')
       ctx.body = sessionView(found.account, found.session)
@@ -112,7 +113,7 @@ export function consoleSessionRouter(platform: Platform): Router {
     async (ctx: Context) => {
       const sid = sessionIdOf(ctx)
       if (sid) {
-        const found = await findSession(db, 'flags', sid)
+        const found = await findSession(db, service, sid)
         if (found.ok) {
           checkCsrf(ctx, found.session)
           await deleteSession(db, sid)
@@ -120,24 +121,6 @@ export function consoleSessionRouter(platform: Platform): Router {
       }
       clearSessionCookie(ctx)
       ctx.status = 204
-    },
-  )
-
-  router.post(
-    '/account/key/rotate',
-    describedAs({
-      summary: "Replace the account's API key",
-      description: 'Answers the new key (shown once). The old key stops working at once on this replica and within about 1 s on the others; every console session made with it ends.',
-      responses: { '200': json({ type: 'object', properties: { api_key: { type: 'string' } }, required: ['api_key'] }, 'The new key.') },
-    }),
-    requireApiKey(platform, 'flags'),
-    async (ctx) => {
-      const account = accountOf(ctx)
-      const apiKey = await rotateApiKey(db, account)
-      if (!apiKey) throw conflict(ROTATE_RACE)
-      // Sessions made with the old key end at their next request, which says why (console-session.ts).
-      ctx.set('Cache-Control', 'no-store')
-      ctx.body = { api_key: apiKey, message: ROTATED_MESSAGE, plan: account.plan, limits: { ...FLAGS_LIMITS[account.plan] } }
     },
   )
 
