@@ -36,6 +36,11 @@ export interface ConsolePagesOptions {
   /** Where sources and output live (tests); defaults in console-build.ts. */
   sourceDir?: string
   outDir?: string
+  /**
+   * Frames of blob: URLs the page makes itself (the invoice console's PDF preview): adds
+   * `frame-src blob:` to the policy, nothing else. No other console needs frames.
+   */
+  blobFrames?: boolean
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -60,8 +65,13 @@ ${m.css ? `<link rel="stylesheet" href="${ASSET_PREFIX}${m.css}">\n` : ''}<scrip
 `
 }
 
-function secure(ctx: Context): void {
-  ctx.set('Content-Security-Policy', CONSOLE_CSP)
+/** The policy of a console's answers: CONSOLE_CSP, plus `frame-src blob:` for a console that frames its own blobs. */
+export function consoleCsp(opts: { blobFrames?: boolean } = {}): string {
+  return opts.blobFrames ? `${CONSOLE_CSP}; frame-src blob:` : CONSOLE_CSP
+}
+
+function secure(ctx: Context, csp = CONSOLE_CSP): void {
+  ctx.set('Content-Security-Policy', csp)
   ctx.set('X-Content-Type-Options', 'nosniff')
   ctx.set('Referrer-Policy', 'no-referrer')
   ctx.set('X-Frame-Options', 'DENY')
@@ -75,6 +85,7 @@ function isPagePath(p: string, paths: string[]): boolean {
 
 export function consolePages(opts: ConsolePagesOptions): Middleware & { bundle: ConsoleBundle } {
   const bundle = new ConsoleBundle({ name: opts.name, sourceDir: opts.sourceDir, outDir: opts.outDir })
+  const csp = consoleCsp(opts)
   const manifest = async (): Promise<ConsoleManifest> => {
     try {
       return await bundle.current()
@@ -103,7 +114,7 @@ export function consolePages(opts: ConsolePagesOptions): Middleware & { bundle: 
     }
     if (!isPagePath(ctx.path, opts.paths)) return next()
     const m = await manifest()
-    secure(ctx)
+    secure(ctx, csp)
     // Always asked again: the names of the bundle it points at change with each build.
     ctx.set('Cache-Control', 'no-cache')
     ctx.type = 'text/html; charset=utf-8'

@@ -1,0 +1,4 @@
+// placeholder
+export function Invoices() {
+  return <p>Invoices</p>
+}

@@ -1,0 +1,4 @@
+// placeholder
+export function ReadEinvoice() {
+  return <p>Read</p>
+}
