@@ -177,6 +177,7 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     const attempts = await row.locator('ol.attempts li').allTextContents()
     assert.equal(attempts.length, 2)
     for (const a of attempts) assert.match(a, /^attempt \d: 503 in \d+ ms — target answered 503/)
+    await page.locator('#deliveries-title').evaluate((e) => e.scrollIntoView({ block: 'start' }))
     await shot(page, 'webhooks-deliveries')
 
     failing = false
@@ -207,6 +208,7 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     await capture(`${ep.url}/first`, { body: 'one' })
     const { page, context } = await open(key)
     await visit(page, `/endpoints/${ep.endpoint_id}`, 'inspect me')
+    await shot(page, 'webhooks-endpoint')
     const link = page.getByRole('link', { name: /Open inspection page/ })
     assert.equal(await link.getAttribute('href'), `/inspect/${ep.endpoint_id}`)
     const [tab] = await Promise.all([context.waitForEvent('page'), link.click()])
