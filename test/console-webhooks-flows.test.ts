@@ -224,6 +224,14 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     await tab!.getByRole('button', { name: /Press again to delete/ }).click()
     await waitFor(async () => (await apiGet(key, `/endpoints/${ep.endpoint_id}/requests`)).requests.length === 1, 10_000, 'the deletion')
     assert.deepEqual(await tab!.evaluate(() => (window as any).__csp), [])
+    // Another account's console session does not open it: the owner's key is asked for, and works.
+    const other = await open(await signup(rig.sys))
+    await other.page.goto(`/inspect/${ep.endpoint_id}`)
+    await other.page.locator('#key-form').waitFor()
+    assert.match((await other.page.locator('#status').textContent())!, /not in the account signed in to the console/)
+    await other.page.fill('#key-input', key)
+    await other.page.click('#key-form button')
+    await other.page.locator('#requests li .path', { hasText: '/second' }).waitFor()
     // Signed out, the page asks for a key again.
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()

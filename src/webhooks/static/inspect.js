@@ -571,6 +571,8 @@
       await poll()
     } catch (err) {
       if (err.status === 401) return askForKey(refusedMessage())
+      // The console's account is not the one that owns this page's endpoint: its owner's key opens it.
+      if (err.status === 404 && !key) return askForKey('This endpoint is not in the account signed in to the console. Enter the API key of the account that owns it.')
       if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
     }
     connect()
