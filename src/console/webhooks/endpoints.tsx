@@ -81,7 +81,7 @@ export function Endpoints() {
       {list && list.length === 0 && <Notice>No endpoint yet: create one below, then point a sender (Stripe, GitHub, Shopify…) at its capture URL.</Notice>}
       {list && list.length > 0 && (
         <TableWrap label="Endpoints">
-          <table class="endpoints">
+          <table class="endpoints cards-narrow">
             <caption>
               {list.length} endpoint{list.length === 1 ? '' : 's'}
             </caption>
@@ -103,17 +103,19 @@ export function Endpoints() {
                   <th scope="row">
                     <a href={`/endpoints/${seg(ep.endpoint_id)}`}>{label(ep)}</a>
                   </th>
-                  <td>
+                  <td data-label="Capture URL">
                     <code class="capture-url">{ep.url}</code> <CopyButton text={ep.url} what={`capture URL of ${label(ep)}`} />
                   </td>
-                  <td class="num">{ep.captures_today}</td>
-                  <td>
+                  <td class="num" data-label="Captured today">
+                    {ep.captures_today}
+                  </td>
+                  <td data-label="Last capture">
                     <Time iso={utc(ep.last_request_at)} />
                   </td>
-                  <td>
+                  <td data-label="Forwarding">
                     <ForwardState ep={ep} /> <Health ep={ep} />
                   </td>
-                  <td>
+                  <td data-label="Actions">
                     <div class="row">
                       {ep.forward_url && paid && (
                         <button type="button" class="small" onClick={() => pause(ep, !ep.forward_paused)} aria-label={`${ep.forward_paused ? 'Resume' : 'Pause'} forwarding of ${label(ep)}`}>
