@@ -201,6 +201,22 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     assert.equal((await apiGet(key, `/endpoints/${ep.endpoint_id}/deliveries?status=dead`)).deliveries.length, 0)
   })
 
+  it('an endpoint\'s page follows its live stream: a capture and its forward show without a reload', async () => {
+    const key = await signup(rig.sys, 'pro')
+    failing = false
+    const r = await fetch(api(rig.sys, '/endpoints'), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'live one', forward_url: `${target.url}/live` }) })
+    const ep = await r.json()
+    const { page } = await open(key)
+    await visit(page, `/endpoints/${ep.endpoint_id}`, 'live one')
+    await page.getByText(/^Live: this page follows/).waitFor()
+    await page.getByText('No forward matches.').waitFor()
+    assert.equal((await capture(`${ep.url}/pushed`, { body: 'live' })).status, 200)
+    const row = page.locator('tr[data-request="1"]')
+    await row.getByText('delivered', { exact: true }).waitFor({ timeout: 20_000 })
+    assert.match((await row.locator('ol.attempts').textContent())!, /attempt 1: 200/)
+    await page.locator('dl.facts dd', { hasText: /^1$/ }).first().waitFor()
+  })
+
   it('the inspection page opens from the console on its session (no key in the URL) and shows the captures live', async () => {
     const key = await signup(rig.sys)
     const r = await fetch(api(rig.sys, '/endpoints'), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name":"inspect me"}' })

@@ -2,6 +2,7 @@
 // latency, the error or answer), filtered (failed, dead-lettered…), paged with "Load more"; a
 // delivered or dead-lettered one can be retried (one more forward round), and all dead letters
 // since a time recovered at once (the recovery runs as a job: its status is polled until done).
+// The first page follows live events (endpoint-page.tsx); once more pages are open it waits for Refresh.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { FormError, SelectField, TextField } from '../ui/fields.tsx'
@@ -25,7 +26,8 @@ const STATUS_TEXT: Record<string, string> = { pending: 'pending', retrying: 'ret
 const PILL: Record<string, string> = { delivered: 'on', dead: 'bad-pill', retrying: 'warn-pill', paused: 'warn-pill', pending: 'off' }
 const PAGE = 20
 
-export function Deliveries(props: { ep: Endpoint; paid: boolean; onChange: () => void }) {
+/** `activity` moves with each burst of live events: the first page is read again (not when more pages are open). */
+export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: number; onChange: () => void }) {
   const { ep } = props
   const base = `/api/v1/endpoints/${seg(ep.endpoint_id)}`
   const [filter, setFilter] = useState('')
@@ -51,6 +53,10 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; onChange: () =>
     }
   }
   useEffect(() => void load(), [filter, ep.endpoint_id, reconnects.value])
+  const paged = !!items && items.length > PAGE
+  useEffect(() => {
+    if (props.activity && !paged) void load()
+  }, [props.activity])
 
   const retry = async (d: Delivery) => {
     setRetrying(d.id)

@@ -12,6 +12,7 @@ import { navigate } from '../ui/router.ts'
 import { toast } from '../ui/toasts.tsx'
 import { APP } from './app-name.ts'
 import { Deliveries } from './deliveries.tsx'
+import { live, watchEndpoint } from './live-activity.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, rate } from './health.tsx'
 import { account } from './session.ts'
@@ -29,6 +30,9 @@ export function EndpointPage(props: { token: string }) {
       .then((r) => (setEp(r.data), setError(null)))
       .catch((e) => setError((e as Error).message))
   useEffect(() => void load(), [props.token, reconnects.value])
+  // Captures and forward attempts as they happen: the counts, health and deliveries follow.
+  const [activity, setActivity] = useState(0)
+  useEffect(() => watchEndpoint(props.token, () => (void load(), setActivity((n) => n + 1))), [props.token])
 
   const crumbs = (
     <p class="crumbs">
@@ -76,6 +80,13 @@ export function EndpointPage(props: { token: string }) {
       }
     >
       {crumbs}
+      <p class="live-state muted">
+        {live.value === 'open'
+          ? 'Live: this page follows captures and forward attempts as they happen.'
+          : live.value === 'down'
+            ? 'Not live right now: reconnecting ("Refresh deliveries" still works).'
+            : 'Connecting to the live stream…'}
+      </p>
       <h2>Capture URL</h2>
       <CopyBlock text={ep.url} what="capture URL" />
       <dl class="facts">
@@ -133,7 +144,7 @@ export function EndpointPage(props: { token: string }) {
           <dd>Attempts follow the service's retry schedule (set by its operator for every endpoint; by default at once, then after 5 s, 5 min, 30 min, 2 h, 5 h and 10 h), then the request is dead-lettered.</dd>
         </dl>
       )}
-      <Deliveries ep={ep} paid={paid} onChange={() => void load()} />
+      <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete ${label(ep)}?`}
