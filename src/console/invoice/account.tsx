@@ -96,7 +96,7 @@ export function AccountPage() {
         <dt>E-mail</dt>
         <dd>{account.value?.email}</dd>
         <dt>Plan</dt>
-        <dd>{usage?.plan ?? account.value?.plan}</dd>
+        <dd id="plan-name">{usage?.plan ?? account.value?.plan}</dd>
       </dl>
       {usage ? <UsageMeter usage={usage} /> : !error && <p>Loading…</p>}
 

@@ -171,7 +171,7 @@ export function Editor(props: { demo: boolean }) {
           </details>
           <Downloads signedIn={signedIn} />
         </form>
-        <PreviewPane />
+        <PreviewPane current={json} />
       </div>
     </Page>
   )

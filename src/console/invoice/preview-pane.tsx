@@ -8,11 +8,13 @@ import { preview } from './preview.ts'
 /** The blob: URL whose frame has finished loading (the preview is on screen). */
 export const loadedUrl = signal<string | null>(null)
 
-export function PreviewPane() {
+/** `current`: the draft's request as JSON; until a render of it settles, the preview is busy. */
+export function PreviewPane(props: { current: string }) {
   const p = preview.value
-  const status = p.status === 'rendering' ? 'Rendering…' : p.status === 'shown' && (p.xml !== null || loadedUrl.value === p.url) ? 'Up to date.' : ''
+  const busy = p.settledBody !== props.current
+  const status = busy ? 'Rendering…' : p.status === 'shown' && (p.xml !== null || loadedUrl.value === p.url) ? 'Up to date.' : ''
   return (
-    <section class="preview-pane" aria-labelledby="preview-title">
+    <section class="preview-pane" aria-labelledby="preview-title" aria-busy={busy ? 'true' : undefined}>
       <div class="preview-head">
         <h2 id="preview-title">Preview</h2>
         <p class="preview-status muted" role="status">

@@ -20,10 +20,12 @@ export interface PreviewState {
   error: string | null
   /** The body that was rendered (JSON), so Download of a demo can hand over the same file. */
   renderedBody: string | null
+  /** The last body whose render has settled, rendered or refused: the preview is busy while the draft's differs. */
+  settledBody: string | null
   blob: Blob | null
 }
 
-export const preview = signal<PreviewState>({ status: 'idle', url: null, xml: null, error: null, renderedBody: null, blob: null })
+export const preview = signal<PreviewState>({ status: 'idle', url: null, xml: null, error: null, renderedBody: null, settledBody: null, blob: null })
 
 let timer: ReturnType<typeof setTimeout> | null = null
 let running: AbortController | null = null
@@ -62,10 +64,10 @@ async function render(json: string, signedIn: boolean): Promise<void> {
     problems.value = []
     const old = preview.value.url
     if (file.type === 'application/xml') {
-      preview.value = { status: 'shown', url: null, xml: await file.blob.text(), error: null, renderedBody: json, blob: file.blob }
+      preview.value = { status: 'shown', url: null, xml: await file.blob.text(), error: null, renderedBody: json, settledBody: json, blob: file.blob }
     } else {
       const url = URL.createObjectURL(file.blob)
-      preview.value = { status: 'shown', url, xml: null, error: null, renderedBody: json, blob: file.blob }
+      preview.value = { status: 'shown', url, xml: null, error: null, renderedBody: json, settledBody: json, blob: file.blob }
     }
     // The frame has the new document by now or in a moment; the old blob is no longer shown.
     if (old) setTimeout(() => URL.revokeObjectURL(old), 5_000)
@@ -74,14 +76,14 @@ async function render(json: string, signedIn: boolean): Promise<void> {
     const err = e as FileError
     if (err.status === 400) {
       problems.value = parseProblems(err.message)
-      preview.value = { ...preview.value, status: 'error', error: 'The preview shows the last version the service could render: fix the fields marked below.' }
+      preview.value = { ...preview.value, settledBody: json, status: 'error', error: 'The preview shows the last version the service could render: fix the fields marked below.' }
     } else if (err.status === 429 || err.status === 503) {
-      preview.value = { ...preview.value, status: 'error', error: retryMessage(err, signedIn) }
+      preview.value = { ...preview.value, settledBody: json, status: 'error', error: retryMessage(err, signedIn) }
       if (err.retryAfter) {
         lastBody = ''
         timer = setTimeout(() => schedulePreview(JSON.parse(json), signedIn, true), err.retryAfter * 1000)
       }
-    } else preview.value = { ...preview.value, status: 'error', error: err.message }
+    } else preview.value = { ...preview.value, settledBody: json, status: 'error', error: err.message }
   } finally {
     if (running === ctl) running = null
   }
