@@ -179,6 +179,9 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     await page.getByRole('link', { name: 'billing' }).click()
     await page.getByRole('heading', { level: 1, name: 'billing' }).waitFor()
     assert.match((await page.locator('dl.forwarding').textContent())!, /target answered 503/)
+    // The schedule as the service runs it (this test system's WEBHOOK_FORWARD_SCHEDULE_MS).
+    assert.deepEqual((await apiGet(key, `/endpoints/${ep.endpoint_id}`)).forward_schedule_ms, [0, 100])
+    assert.match((await page.locator('#schedule').textContent())!, /^2 attempts: the first at once, then after each failure 100 ms; after the last failure the request is dead-lettered/)
     await page.getByLabel('Show').selectOption('dead')
     const row = page.locator('tr[data-request="1"]')
     await row.getByText('dead-lettered').waitFor()

@@ -14,7 +14,7 @@ import { APP } from './app-name.ts'
 import { Deliveries } from './deliveries.tsx'
 import { live, watchEndpoint } from './live-activity.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
-import { ForwardState, rate } from './health.tsx'
+import { ForwardState, rate, scheduleText } from './health.tsx'
 import { account } from './session.ts'
 import { utc } from './time.ts'
 import type { Endpoint } from './types.ts'
@@ -141,7 +141,10 @@ export function EndpointPage(props: { token: string }) {
           <dt>Signature</dt>
           <dd>Forwards carry the sender's own headers, its signature included, and a Queueworks-Delivery-Id header; this service adds no signature and holds no signing secret.</dd>
           <dt>Schedule</dt>
-          <dd>Attempts follow the service's retry schedule (set by its operator for every endpoint; by default at once, then after 5 s, 5 min, 30 min, 2 h, 5 h and 10 h), then the request is dead-lettered.</dd>
+          <dd>
+            <span id="schedule">{ep.forward_schedule_ms ? scheduleText(ep.forward_schedule_ms) : '—'}</span>{' '}
+            <span class="muted">(the service's, set by its operator for every endpoint)</span>
+          </dd>
         </dl>
       )}
       <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />

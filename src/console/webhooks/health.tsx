@@ -39,3 +39,19 @@ export function Health(props: { ep: Endpoint }) {
     </div>
   )
 }
+
+/** 300000 → "5 min". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`
+  return `${+(ms / 3_600_000).toFixed(1)} h`
+}
+
+/** The retry schedule in words: [0, 5000, 300000] → "3 attempts: the first after 0 ms, then 5 s and 5 min after each failure". */
+export function scheduleText(s: number[]): string {
+  const [first, ...rest] = s
+  const start = first === 0 ? 'the first at once' : `the first after ${duration(first!)}`
+  const then = rest.length ? `, then after each failure ${rest.map(duration).join(', ')}` : ''
+  return `${s.length} attempt${s.length === 1 ? '' : 's'}: ${start}${then}; after the last failure the request is dead-lettered. A Retry is one more attempt.`
+}

@@ -41,6 +41,8 @@ export interface Endpoint {
   captures_today: number
   last_request_at: string | null
   forward_health: ForwardHealth | null
+  /** On GET /endpoints/{token} only: the delay before each automatic attempt (null without forwarding). */
+  forward_schedule_ms?: number[] | null
 }
 
 export type ForwardStatus = 'pending' | 'retrying' | 'delivered' | 'dead' | 'paused'
