@@ -2,6 +2,7 @@
 // worker process needs these (it may be the first to open the store) but none of the services'
 // routes, which src/services.ts loads.
 import { accountIndexes } from './platform/accounts.ts'
+import { consoleSessionIndexes } from './platform/http/console-session.ts'
 import type { IndexSpec } from './platform/store/mongo.ts'
 import { outboxIndexes } from './platform/queue/outbox.ts'
 import { billingIndexes } from './platform/billing/billing-store.ts'
@@ -11,7 +12,7 @@ import { webhooksServiceIndexes } from './webhooks/indexes.ts'
 import { LAYOUT_COLLECTION } from './platform/store/partitioned.ts'
 import { SECRET_KEYS_COLLECTION } from './platform/secret-box.ts'
 
-export const ALL_INDEXES: IndexSpec[] = [accountIndexes, outboxIndexes, ...billingIndexes, ...invoiceServiceIndexes, ...flagsServiceIndexes, ...webhooksServiceIndexes]
+export const ALL_INDEXES: IndexSpec[] = [accountIndexes, consoleSessionIndexes, outboxIndexes, ...billingIndexes, ...invoiceServiceIndexes, ...flagsServiceIndexes, ...webhooksServiceIndexes]
 
 /**
  * Every collection the services keep, for snapshots of the embedded engine (it cannot list its

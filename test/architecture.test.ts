@@ -88,10 +88,13 @@ function readGraph(): Graph {
 // ─── where each file stands ────────────────────────────────────────────────────────────────────
 
 /** The layers, lowest first: a file may import its own layer's files and those of lower layers. */
-type Layer = 'platform' | 'embedded' | 'domain' | 'registry' | 'jobs' | 'workers' | 'main'
-const RANK: Record<Layer, number> = { platform: 0, embedded: 1, domain: 1, registry: 2, jobs: 3, workers: 4, main: 5 }
+type Layer = 'platform' | 'embedded' | 'domain' | 'registry' | 'jobs' | 'workers' | 'main' | 'console'
+// The browser consoles stand apart from the server's chain (consoleApart), so their rank never decides.
+const RANK: Record<Layer, number> = { platform: 0, embedded: 1, domain: 1, registry: 2, jobs: 3, workers: 4, main: 5, console: 0 }
 
 const DOMAINS = ['invoice', 'flags', 'webhooks']
+/** The web consoles' browser code (src/console/ui shared, one folder per console), bundled by esbuild for the browser. */
+const CONSOLES = 'src/console/'
 /** The embedded default (the children `npm start` runs): beside the kernel, for the start role alone. */
 const EMBEDDED_HOMES = ['src/embedded/', 'src/platform/embedded/']
 const REGISTRIES = ['src/services.ts', 'src/collections.ts', 'src/job-contracts.ts']
@@ -104,6 +107,7 @@ const FLAG_ENGINE = 'src/flags/engine/'
 /** A file's layer, and for a domain which one; null for a file that has no place (a new top-level file or folder). */
 function placeOf(file: string): { layer: Layer; unit: string } | null {
   if (EMBEDDED_HOMES.some((h) => file.startsWith(h))) return { layer: 'embedded', unit: 'embedded' }
+  if (file.startsWith(CONSOLES)) return { layer: 'console', unit: 'console' }
   if (file.startsWith('src/platform/')) return { layer: 'platform', unit: 'platform' }
   const domain = DOMAINS.find((d) => file.startsWith(`src/${d}/`))
   if (domain) return { layer: 'domain', unit: domain }
@@ -150,6 +154,7 @@ const RULE = {
   engine: 'the flag engine imports nothing outside itself',
   embeddedImporters: 'the embedded default is imported only by the start role',
   embeddedHome: 'the embedded default is not part of the platform kernel',
+  consoleApart: 'the browser consoles import only each other, and no server code imports them',
   routerNames: 'each router export name is used by one module only',
   readmeTests: 'each folder README names the test files that guard it',
 } as const
@@ -292,6 +297,14 @@ function embeddedImporters(g: Graph): Violation[] {
   })
 }
 
+function consoleApart(g: Graph): Violation[] {
+  return g.imports.flatMap((i) => {
+    const fromConsole = i.from.startsWith(CONSOLES)
+    if (fromConsole === i.to.startsWith(CONSOLES)) return []
+    return [violation(RULE.consoleApart, i, fromConsole ? 'a console is bundled for the browser: server code would be bundled with it' : 'the server builds the consoles by path and never loads their code')]
+  })
+}
+
 function embeddedHome(g: Graph): Violation[] {
   return g.files
     .filter((f) => placeOf(f)?.layer === 'embedded' && f.startsWith('src/platform/'))
@@ -362,6 +375,7 @@ const GRAPH_RULES: [rule: string, check: (g: Graph) => Violation[]][] = [
   [RULE.engine, engineAlone],
   [RULE.embeddedImporters, embeddedImporters],
   [RULE.embeddedHome, embeddedHome],
+  [RULE.consoleApart, consoleApart],
 ]
 
 // ─── known violations, left for later ──────────────────────────────────────────────────────────
@@ -503,6 +517,12 @@ describe('architecture: the rules, on made-up import graphs', () => {
     assert.deepEqual(messages(engineAlone(graph('src/flags/engine/a.ts -> src/flags/engine/b.ts', 'src/flags/engine/a.ts -> src/flags/store/c.ts'))), [
       `src/flags/engine/a.ts:2 imports './c.ts' (src/flags/store/c.ts): the OpenFeature provider package ships the engine on its own — rule: ${RULE.engine}`,
     ])
+  })
+
+  it('keeps the browser consoles apart from the server code, both ways', () => {
+    const g = graph('src/console/flags/a.tsx -> src/console/ui/b.tsx', 'src/console/flags/a.tsx -> src/flags/engine/rules.ts', 'src/flags/app.ts -> src/console/flags/a.tsx')
+    assert.deepEqual(consoleApart(g).map((v) => `${v.file} -> ${v.to}`), ['src/console/flags/a.tsx -> src/flags/engine/rules.ts', 'src/flags/app.ts -> src/console/flags/a.tsx'])
+    assert.equal(placeOf('src/console/ui/api.ts')?.layer, 'console')
   })
 
   it('lets only the start role import the embedded default, wherever it lives', () => {

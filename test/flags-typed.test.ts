@@ -130,7 +130,7 @@ describe('flags: typed values, operators and variants over HTTP', () => {
   it('a seed flag (no type) keeps its exact shape and string values', async () => {
     const c = await post(flagsUrl(), { key: 'seed', enabled: true, default_value: 'false', rules: [{ conditions: [{ attribute: 'c', operator: 'in', value: ['DE'] }], value: 'true' }] }, { key: t.apiKey })
     assert.equal(c.status, 201)
-    assert.deepEqual(Object.keys(c.json), ['key', 'name', 'enabled', 'default_value', 'rules', 'created_at', 'updated_at'])
+    assert.deepEqual(Object.keys(c.json), ['key', 'name', 'enabled', 'default_value', 'rules', 'version', 'created_at', 'updated_at'])
     const r = await post(`${base}/api/v1/evaluate`, { sdk_key: t.sdkKey, flags: ['seed'], context: { c: 'DE' } })
     assert.equal(r.text, '{"flags":{"seed":{"value":"true","reason":"TARGETING_MATCH","rule_index":0}}}')
   })

@@ -5,7 +5,7 @@
 // definitions are shared; their enabled state, rules and default are per environment
 // (`?environment=` on the flag endpoints). POST /api/v1/projects/{id}/environments/{name}/server-key/rotate
 // makes (or replaces) the environment's server SDK key, production included: the only key that
-// reads the whole flag set (sdk/flag-set-routes.ts).
+// reads the whole flag set (sdk/flag-set-routes.ts); DELETE …/{name}/server-key revokes it.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { z } from 'zod'
@@ -15,7 +15,7 @@ import { atField, input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './sdk/flag-cache.ts'
 import { ENVIRONMENT_LIMITS, environmentLimit } from './plan-limits.ts'
-import { addEnvironment, environmentNames, getProject, PRODUCTION, rotateEnvironmentKey, rotateServerKey, serverKeyHint, type ProjectDoc } from './store/project-store.ts'
+import { addEnvironment, environmentNames, getProject, PRODUCTION, revokeServerKey, rotateEnvironmentKey, rotateServerKey, serverKeyHint, type ProjectDoc } from './store/project-store.ts'
 import { clearEnvironmentStates, deleteEnvironment, renameEnvironment, type EnvironmentChange } from './store/environment-changes.ts'
 import { projectParams, projectPathSchema } from './flag-schema.ts'
 import { recordChange } from './changes/audit.ts'
@@ -106,6 +106,17 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
     if (!r) throw notFound((await getProject(db, accountOf(ctx)._id, params.id)) ? 'Environment not found' : PROJECT_NOT_FOUND)
     await cache.changed(r.project._id, { keys: true })
     ctx.body = { name: params.name, server_key: r.serverKey, server_key_hint: serverKeyHint(r.project, params.name) }
+  })
+
+  // Revoke: the server key stops working on every replica within about 1 s (the client-side SDK
+  // key cannot be removed, only rotated: every environment keeps one). Idempotent.
+  router.delete('/:name/server-key', auth, validate(environmentPathSchema), async (ctx) => {
+    const { params } = input(ctx, environmentPathSchema)
+    const revoke = () => revokeServerKey(db, accountOf(ctx)._id, params.id, params.name)
+    const p = await recordChange(platform, ctx, { project_id: params.id, kind: 'sdk_key', target: params.name }, revoke, (p) => (p ? sdkKeyState(p, params.name) : undefined))
+    if (!p) throw notFound((await getProject(db, accountOf(ctx)._id, params.id)) ? 'Environment not found' : 'Project not found')
+    await cache.changed(p._id, { keys: true })
+    ctx.status = 204
   })
 
   // Rename: the SDK key stays the same and now evaluates under the new name; flag states move with it.

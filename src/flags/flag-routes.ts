@@ -11,8 +11,11 @@ import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
 import type { FlagCache } from './sdk/flag-cache.ts'
 import { typeIssue } from './engine/flag-types.ts'
-import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, stateIn, updateFlag } from './store/flag-store.ts'
+import { createFlag, deleteFlag, flagView, getFlag, listFlags, segmentsOf, stateIn, updateFlag, versionOf } from './store/flag-store.ts'
+import { changedMeanwhile, conditionalWrite, guardVersion, ifMatchOf, matches, setEtag, versionedRead } from './concurrency.ts'
 import { allocateSplits } from './engine/variant-allocation.ts'
+import { lastEvaluatedIn } from './store/usage-store.ts'
+import { deleteProject } from './project-delete.ts'
 import { missingSegments } from './store/segment-store.ts'
 import { recordChange } from './changes/audit.ts'
 import { ownProject, PROJECT_NOT_FOUND } from './own-project.ts'
@@ -63,6 +66,12 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     if (name === undefined) return { name: PRODUCTION, named: undefined }
     if (!environmentNames(p).includes(name)) throw notFound(ENVIRONMENT_NOT_FOUND)
     return { name, named: name }
+  }
+
+  /** Why a write guarded by `expected` found nothing: the flag is gone (404) or moved on (412). */
+  async function goneOrChanged(projectId: string, key: string, expected: number | undefined, environment?: string): Promise<HttpError> {
+    const now = expected === undefined ? null : await getFlag(db, projectId, key)
+    return now ? changedMeanwhile('flag', flagView(now, environment)) : notFound(FLAG_NOT_FOUND)
   }
 
   /** Every segment the rules reference must exist: else a 400 naming the first unknown one. */
@@ -123,6 +132,15 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
   router.patch('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
   router.put('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
 
+  // Deletes the project and everything in it (flags, segments, environments and their keys,
+  // webhooks, history, usage): the console asks for confirmation naming what is lost.
+  router.delete('/projects/:id', auth, validate(projectPathSchema), async (ctx) => {
+    const { params } = input(ctx, projectPathSchema)
+    if (!(await deleteProject(db, accountOf(ctx)._id, params.id))) throw notFound(PROJECT_NOT_FOUND)
+    await cache.changed(params.id, { keys: true })
+    ctx.status = 204
+  })
+
   router.post('/projects/:id/sdk-key/rotate', auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
     const rotate = async () => (params.id.length <= 64 ? rotateSdkKey(db, accountOf(ctx)._id, params.id) : null)
@@ -136,7 +154,9 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     const { params, query } = input(ctx, listFlagsSchema)
     const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
-    ctx.body = { flags: (await listFlags(db, p._id)).map((f) => flagView(f, env.named)) }
+    const [list, last] = await Promise.all([listFlags(db, p._id), lastEvaluatedIn(db, p._id, env.name)])
+    // When counts of the flag last arrived from this environment (SDKs report within a minute): the console's "stale" filter.
+    ctx.body = { flags: list.map((f) => ({ ...flagView(f, env.named), last_evaluated_at: last.get(f.key)?.toISOString() ?? null })) }
   })
 
   router.post('/projects/:id/flags', auth, validate(createFlagSchema), async (ctx) => {
@@ -152,26 +172,31 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A flag with key "${body.key}" already exists in this project`) : flagLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
+    setEtag(ctx, versionOf(r.flag))
     ctx.body = flagView(r.flag, env.named)
   })
 
-  router.get('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
+  router.get('/projects/:id/flags/:key', versionedRead, auth, validate(flagPathSchema), async (ctx) => {
     const { params, query } = input(ctx, flagPathSchema)
     const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     const f = await getFlag(db, p._id, params.key)
     if (!f) throw notFound(FLAG_NOT_FOUND)
+    setEtag(ctx, versionOf(f))
     ctx.body = flagView(f, env.named)
   })
 
-  router.put('/projects/:id/flags/:key', auth, validate(updateFlagSchema), async (ctx) => {
+  router.put('/projects/:id/flags/:key', conditionalWrite('flag'), auth, validate(updateFlagSchema), async (ctx) => {
     const { params, query, body } = input(ctx, updateFlagSchema)
+    const cond = ifMatchOf(ctx)
     const p = await ownProject(db, ctx, params.id)
     const env = environmentOf(p, query.environment)
     if (body.key !== undefined && body.key !== params.key) throw badRequest('key cannot be changed')
     // Values are checked against the stored flag's type, which cannot change.
     const current = await getFlag(db, p._id, params.key)
     if (!current) throw notFound(FLAG_NOT_FOUND)
+    if (cond && !matches(cond, versionOf(current))) throw changedMeanwhile('flag', flagView(current, env.named))
+    const expected = guardVersion(cond, versionOf(current))
     if (body.type !== undefined && body.type !== current.type) throw badRequest('type cannot be changed')
     const issue = typeIssue(current.type, body)
     if (issue) throw badRequest(issue)
@@ -179,18 +204,27 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     // Each split keeps its buckets: a change of weights moves only the users it must. Computed from
     // the state read above; a concurrent update in between makes this one count from that older state.
     const splits = allocateSplits(stateIn(current, env.name), body.rules, body.fallthrough)
-    const update = () => updateFlag(db, p._id, params.key, { ...body, rules: splits.rules, fallthrough: splits.fallthrough }, env.name)
+    const update = () => updateFlag(db, p._id, params.key, { ...body, rules: splits.rules, fallthrough: splits.fallthrough }, env.name, expected)
     const f = await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, update, (f) => (f ? flagState(p, f) : undefined))
-    if (!f) throw notFound(FLAG_NOT_FOUND)
+    if (!f) throw await goneOrChanged(p._id, params.key, expected, env.named)
     await changed(p._id)
+    setEtag(ctx, versionOf(f))
     ctx.body = flagView(f, env.named)
   })
 
-  router.delete('/projects/:id/flags/:key', auth, validate(flagPathSchema), async (ctx) => {
+  router.delete('/projects/:id/flags/:key', conditionalWrite('flag'), auth, validate(flagPathSchema), async (ctx) => {
     const { params } = input(ctx, flagPathSchema)
+    const cond = ifMatchOf(ctx)
     const p = await ownProject(db, ctx, params.id)
-    const remove = () => deleteFlag(db, p._id, params.key)
-    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, remove, (ok) => (ok ? null : undefined)))) throw notFound(FLAG_NOT_FOUND)
+    let expected: number | undefined
+    if (cond) {
+      const current = await getFlag(db, p._id, params.key)
+      if (!current) throw notFound(FLAG_NOT_FOUND)
+      if (!matches(cond, versionOf(current))) throw changedMeanwhile('flag', flagView(current))
+      expected = guardVersion(cond, versionOf(current))
+    }
+    const remove = () => deleteFlag(db, p._id, params.key, expected)
+    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'flag', target: params.key }, remove, (ok) => (ok ? null : undefined)))) throw await goneOrChanged(p._id, params.key, expected)
     await changed(p._id)
     ctx.status = 204
   })

@@ -102,6 +102,14 @@ export const rulesSchema = z.array(rule).max(MAX_RULES)
 const fallthroughSchema = z.strictObject({ variants: variantsSchema, stickiness: attribute.optional() })
 
 const flagName = z.string().trim().min(1).max(200)
+
+export const MAX_TAGS = 20
+export const TAG_RE = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,39}$/
+/** Labels to find flags by: up to 20, each 1-40 characters; repeats are dropped, the order kept. */
+export const tagsSchema = z
+  .array(z.string({ error: atField('must be a string') }).regex(TAG_RE, { error: atField('must be 1-40 characters of letters, digits, ".", "_", ":", "/" and "-", starting with a letter or digit') }))
+  .max(MAX_TAGS)
+  .transform((tags) => [...new Set(tags)])
 const flagType = z.enum(FLAG_TYPES)
 
 export const projectNameSchema = z.string().trim().min(1).max(100)
@@ -168,6 +176,7 @@ export const createFlagSchema = z.object({
       default_value: z.unknown().optional(),
       rules: rulesSchema.default([]),
       fallthrough: fallthroughSchema.optional(),
+      tags: tagsSchema.optional(),
     })
     .transform((b, ctx) => {
       const default_value = b.default_value ?? implicitDefault(b.type)
@@ -184,7 +193,7 @@ export const createFlagSchema = z.object({
     }),
 })
 
-export const UPDATABLE = ['name', 'enabled', 'default_value', 'rules', 'fallthrough'] as const
+export const UPDATABLE = ['name', 'enabled', 'default_value', 'rules', 'fallthrough', 'tags'] as const
 
 /** Partial update. Values are checked against the stored flag's type by the route (flag-types.ts). */
 export const updateFlagSchema = z.object({
@@ -200,6 +209,7 @@ export const updateFlagSchema = z.object({
       default_value: z.unknown().optional(),
       rules: rulesSchema.optional(),
       fallthrough: fallthroughSchema.nullable().optional(),
+      tags: tagsSchema.optional(),
     })
     .refine((b) => b.key !== undefined || b.type !== undefined || UPDATABLE.some((f) => b[f] !== undefined), {
       error: `body must contain at least one of: ${UPDATABLE.join(', ')}`,

@@ -14,7 +14,7 @@ import { ownProject } from './own-project.ts'
 import { projectParams } from './flag-schema.ts'
 import { cursor, pageLimit } from './change-hook-schema.ts'
 
-const TYPES = CHANGE_KINDS.flatMap((k) => (k === 'sdk_key' ? ['sdk_key.rotated'] : [`${k}.created`, `${k}.updated`, `${k}.deleted`]))
+const TYPES = CHANGE_KINDS.flatMap((k) => (k === 'sdk_key' ? ['sdk_key.rotated', 'sdk_key.revoked'] : [`${k}.created`, `${k}.updated`, `${k}.deleted`]))
 
 const flagHistorySchema = z.object({
   params: projectParams.extend({ key: z.string().max(128) }),

@@ -18,6 +18,8 @@ import { segmentState } from './changes/change-state.ts'
 import { projectPathSchema } from './flag-schema.ts'
 import { createSegmentSchema, segmentPathSchema, updateSegmentSchema } from './segment-schema.ts'
 import { createSegment, deleteSegment, getSegment, listSegments, segmentView, updateSegment } from './store/segment-store.ts'
+import { versionOf } from './store/flag-store.ts'
+import { changedMeanwhile, conditionalWrite, guardVersion, ifMatchOf, matches, setEtag, versionedRead, type IfMatch } from './concurrency.ts'
 
 export const SEGMENT_NOT_FOUND = 'Segment not found'
 
@@ -29,6 +31,19 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
   const changed = async (projectId: string) => {
     await bumpVersion(db, projectId)
     await cache.changed(projectId)
+  }
+
+  /** With If-Match: 404 if the segment is gone, 412 if it is at another version; else the version the write must still find. */
+  const expectedVersion = async (projectId: string, name: string, cond: IfMatch | undefined): Promise<number | undefined> => {
+    if (!cond) return undefined
+    const current = await getSegment(db, projectId, name)
+    if (!current) throw notFound(SEGMENT_NOT_FOUND)
+    if (!matches(cond, versionOf(current))) throw changedMeanwhile('segment', segmentView(current))
+    return guardVersion(cond, versionOf(current))
+  }
+  const goneOrChanged = async (projectId: string, name: string, expected: number | undefined): Promise<HttpError> => {
+    const now = expected === undefined ? null : await getSegment(db, projectId, name)
+    return now ? changedMeanwhile('segment', segmentView(now)) : notFound(SEGMENT_NOT_FOUND)
   }
 
   router.get('/', auth, validate(projectPathSchema), async (ctx) => {
@@ -46,37 +61,44 @@ export function segmentsRouter(platform: Platform, cache: FlagCache): Router {
     if (!r.ok) throw r.reason === 'exists' ? conflict(`A segment named "${body.name}" already exists in this project`) : segmentLimit(account.plan)
     await changed(p._id)
     ctx.status = 201
+    setEtag(ctx, versionOf(r.segment))
     ctx.body = segmentView(r.segment)
   })
 
-  router.get('/:name', auth, validate(segmentPathSchema), async (ctx) => {
+  router.get('/:name', versionedRead, auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
     const p = await ownProject(db, ctx, params.id)
     const s = await getSegment(db, p._id, params.name)
     if (!s) throw notFound(SEGMENT_NOT_FOUND)
+    setEtag(ctx, versionOf(s))
     ctx.body = segmentView(s)
   })
 
-  router.put('/:name', auth, validate(updateSegmentSchema), async (ctx) => {
+  router.put('/:name', conditionalWrite('segment'), auth, validate(updateSegmentSchema), async (ctx) => {
     const { params, body } = input(ctx, updateSegmentSchema)
+    const cond = ifMatchOf(ctx)
     const p = await ownProject(db, ctx, params.id)
     if (body.name !== undefined && body.name !== params.name) throw badRequest('name cannot be changed')
-    const update = () => updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined })
+    const expected = await expectedVersion(p._id, params.name, cond)
+    const update = () => updateSegment(db, p._id, params.name, { description: body.description, conditions: body.conditions as Condition[] | undefined }, expected)
     const s = await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, update, segmentState)
-    if (!s) throw notFound(SEGMENT_NOT_FOUND)
+    if (!s) throw await goneOrChanged(p._id, params.name, expected)
     await changed(p._id)
+    setEtag(ctx, versionOf(s))
     ctx.body = segmentView(s)
   })
 
-  router.delete('/:name', auth, validate(segmentPathSchema), async (ctx) => {
+  router.delete('/:name', conditionalWrite('segment'), auth, validate(segmentPathSchema), async (ctx) => {
     const { params } = input(ctx, segmentPathSchema)
+    const cond = ifMatchOf(ctx)
     const p = await ownProject(db, ctx, params.id)
+    const expected = await expectedVersion(p._id, params.name, cond)
     const users = await flagsUsingSegment(db, p._id, params.name)
     if (users.length > 0) {
       throw new HttpError(409, `Segment "${params.name}" is used by ${users.length === 1 ? 'flag' : 'flags'}: ${users.join(', ')}`, {}, { flags: users })
     }
-    const remove = () => deleteSegment(db, p._id, params.name)
-    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, remove, (ok) => (ok ? null : undefined)))) throw notFound(SEGMENT_NOT_FOUND)
+    const remove = () => deleteSegment(db, p._id, params.name, expected)
+    if (!(await recordChange(platform, ctx, { project_id: p._id, kind: 'segment', target: params.name }, remove, (ok) => (ok ? null : undefined)))) throw await goneOrChanged(p._id, params.name, expected)
     await changed(p._id)
     ctx.status = 204
   })

@@ -93,6 +93,10 @@ function forgetAccount(db: Db, id: string): void {
   for (const [k, acc] of byKeyHash.entries()) if (acc._id === id && k.startsWith(`${db.databaseName}:`)) byKeyHash.delete(k)
 }
 
+/**
+ * Replaces the account's API key (the flags console's "rotate"): the old key stops working at once
+ * in this process and within ACCOUNT_CACHE_MS in the others. Null when the account is gone.
+ */
 export async function getAccount(db: Db, id: string): Promise<Account | null> {
   return accounts(db).findOne({ _id: id })
 }

@@ -3,7 +3,7 @@
 // requests (list, read, raw body, delete), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { scheduleForward } from './forward/forward-schedule.ts'
+import { forwardSchedule, scheduleForward } from './forward/forward-schedule.ts'
 import { createAccount, signupSchema, type Account } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/plans.ts'
 import { clock } from '../platform/clock.ts'
@@ -111,7 +111,12 @@ export function endpointsRouter(platform: Platform): Router {
     const { params } = input(ctx, endpointSchema)
     const ep = await ownEndpoint(db, ctx, params.token)
     const [counts, stats] = await Promise.all([countByEndpoint(db, [ep]), forwardStatsOf(db, [ep._id])])
-    ctx.body = { ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0), ...presentOverview(ep, stats.get(ep._id), clock.now()) }
+    ctx.body = {
+      ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0),
+      ...presentOverview(ep, stats.get(ep._id), clock.now()),
+      // The retry schedule its forwards follow (the operator's, the same for every endpoint): the console shows it.
+      forward_schedule_ms: ep.forward_url ? forwardSchedule(config) : null,
+    }
   })
 
   router.delete('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {

@@ -6,7 +6,7 @@
 // change and the commit, the history sweep settles the entry from the stored state (settlePending).
 import type { Context } from 'koa'
 import { createPatch } from 'rfc6902'
-import { bearerToken, accountOf } from '../../platform/http/auth.ts'
+import { accountOf, keyHintOf } from '../../platform/http/auth.ts'
 import { logger } from '../../platform/logger.ts'
 import { enqueueDurably } from '../../platform/queue/outbox.ts'
 import type { Platform } from '../../platform/platform.ts'
@@ -15,12 +15,11 @@ import { commitEntry, dropPending, insertPending, type Actor, type HistoryDoc } 
 import { flagChangeDispatchContract } from '../job-contracts.ts'
 import { getProject } from '../store/project-store.ts'
 
-/** Who made the request: the account and the API key (an id and a hint, never the key itself). */
+/** Who made the request: the account and the API key (an id and a hint, never the key itself), by key or console session. */
 export function actorOf(ctx: Context): Actor {
   const account = accountOf(ctx)
-  const token = bearerToken(ctx) ?? ''
-  const prefix = /^[a-z]+_/.exec(token)?.[0] ?? ''
-  return { account_id: account._id, api_key: { id: account.key_hash.slice(0, 16), hint: `${token.slice(0, prefix.length + 4)}…` } }
+  // A console session's request carries no key: the session recorded the hint of the one it was made with.
+  return { account_id: account._id, api_key: { id: account.key_hash.slice(0, 16), hint: keyHintOf(ctx) } }
 }
 
 export interface ChangeTarget {
@@ -31,7 +30,11 @@ export interface ChangeTarget {
 
 /** `flag.created`, `segment.deleted`, `sdk_key.rotated`… from the states before and after. */
 export function changeType(kind: ChangeKind, before: unknown, after: unknown): string {
-  if (kind === 'sdk_key') return 'sdk_key.rotated'
+  if (kind === 'sdk_key') {
+    // A server key that was there and is not any more was revoked; any other key change is a rotation.
+    const had = (s: unknown) => typeof s === 'object' && s !== null && 'server_key_hint' in s
+    return had(before) && !had(after) ? 'sdk_key.revoked' : 'sdk_key.rotated'
+  }
   return `${kind}.${before === null ? 'created' : after === null ? 'deleted' : 'updated'}`
 }
 

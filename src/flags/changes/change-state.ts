@@ -31,7 +31,8 @@ export function flagState(p: ProjectDoc, f: FlagDoc | null) {
     const fallthrough = st.fallthrough ? { fallthrough: { ...st.fallthrough, variants: st.fallthrough.variants.map(variantView) } } : {}
     environments[name] = { enabled: st.enabled, default_value: st.default_value, rules, ...fallthrough }
   }
-  return plain({ key: f.key, name: f.name, ...(f.type !== undefined ? { type: f.type } : {}), environments })
+  // Tags only once a flag has some, so entries written before tags existed read the same.
+  return plain({ key: f.key, name: f.name, ...(f.type !== undefined ? { type: f.type } : {}), ...(f.tags?.length ? { tags: f.tags } : {}), environments })
 }
 
 export const segmentState = (s: SegmentDoc | null) => (s ? plain({ name: s.name, description: s.description, conditions: s.conditions }) : null)

@@ -22,7 +22,7 @@ async function editFlagStates(db: Db, flag: FlagDoc, edit: (list: FlagEnvironmen
   for (let attempt = 0; attempt < ATTEMPTS && current; attempt++) {
     const list = current.environments ?? []
     const guard = { environments: list }
-    const r = await flags(db).updateOne({ _id: current._id, ...guard } as never, { $set: { environments: edit(list), updated_at: clock.now() } })
+    const r = await flags(db).updateOne({ _id: current._id, ...guard } as never, { $set: { environments: edit(list), updated_at: clock.now() }, $inc: { version: 1 } })
     if (r.matchedCount === 1) return
     current = await flags(db).findOne({ _id: flag._id })
   }

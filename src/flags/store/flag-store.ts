@@ -33,6 +33,10 @@ export interface FlagDoc {
   fallthrough?: Split
   /** Per-environment state besides production; absent = production only (older documents). */
   environments?: FlagEnvironmentState[]
+  /** Labels to find flags by (the console's filter); absent = none. */
+  tags?: string[]
+  /** 1 at creation, +1 on every change (ETag / If-Match); absent on documents written before it = 0 ($inc then makes it 1). */
+  version?: number
   created_at: Date
   updated_at: Date
 }
@@ -46,6 +50,14 @@ export const flagIndexes: IndexSpec[] = [
 
 export const flags = (db: Db) => db.collection<FlagDoc>('flags')
 
+export const versionOf = (f: { version?: number }): number => f.version ?? 0
+
+/** A filter matching the document only at `expected` (documents without a version are at 0). */
+export function atVersion(expected: number | undefined): Record<string, unknown> {
+  if (expected === undefined) return {}
+  return expected === 0 ? { version: { $exists: false } } : { version: expected }
+}
+
 /**
  * The flag's state in an environment: production's is the document's own fields; another
  * environment's, until first set, is off with production's default and no rules.
@@ -58,8 +70,8 @@ export function stateIn(f: FlagDoc, environment: string): Omit<FlagEnvironmentSt
 
 /**
  * Variants are shown without their buckets (internal: variant-allocation.ts).
- * `type` and `fallthrough` appear only when set, and `environment` only when one was named, so a
- * seed flag's view is as it always was.
+ * `type`, `fallthrough` and `tags` appear only when set, and `environment` only when one was named,
+ * so a seed flag's view is as it always was but for its `version` (concurrency.ts).
  */
 export function flagView(f: FlagDoc, environment?: string) {
   const st = stateIn(f, environment ?? PRODUCTION)
@@ -72,6 +84,8 @@ export function flagView(f: FlagDoc, environment?: string) {
     default_value: st.default_value,
     rules: st.rules.map((r) => (r.variants ? { ...r, variants: r.variants.map(variantView) } : r)),
     ...(st.fallthrough ? { fallthrough: { ...st.fallthrough, variants: st.fallthrough.variants.map(variantView) } } : {}),
+    ...(f.tags?.length ? { tags: f.tags } : {}),
+    version: versionOf(f),
     created_at: f.created_at.toISOString(),
     updated_at: f.updated_at.toISOString(),
   }
@@ -105,6 +119,8 @@ export async function createFlag(db: Db, projectId: string, body: CreateFlagBody
     key: body.key,
     name: body.name ?? body.key,
     ...(body.type !== undefined ? { type: body.type } : {}),
+    ...(body.tags && body.tags.length > 0 ? { tags: body.tags } : {}),
+    version: 1,
     ...(environment === PRODUCTION ? state : { enabled: false, default_value: body.default_value, rules: [], environments: [{ name: environment, ...state }] }),
     created_at: now,
     updated_at: now,
@@ -128,12 +144,15 @@ export async function getFlag(db: Db, projectId: string, key: string): Promise<F
 }
 
 /**
- * Partial update of the flag's definition (name) and of its state in `environment`. Another
+ * Partial update of the flag's definition (name, tags) and of its state in `environment`. Another
  * environment's state is created on its first update, starting from its implicit state (stateIn).
+ * With `expectedVersion`, only a flag still at that version is changed: null then means gone or
+ * changed meanwhile (the caller reads it again to tell which).
  */
-export async function updateFlag(db: Db, projectId: string, key: string, body: UpdateFlagBody, environment: string = PRODUCTION): Promise<FlagDoc | null> {
+export async function updateFlag(db: Db, projectId: string, key: string, body: UpdateFlagBody, environment: string = PRODUCTION, expectedVersion?: number): Promise<FlagDoc | null> {
   const set: Record<string, unknown> = { updated_at: clock.now() }
   if (body.name !== undefined) set.name = body.name
+  if (body.tags !== undefined) set.tags = body.tags
   const state: Record<string, unknown> = {}
   if (body.enabled !== undefined) state.enabled = body.enabled
   if (body.default_value !== undefined) state.default_value = body.default_value
@@ -142,24 +161,58 @@ export async function updateFlag(db: Db, projectId: string, key: string, body: U
   if (environment === PRODUCTION) {
     Object.assign(set, state)
     const unset = body.fallthrough === null ? { $unset: { fallthrough: '' as const } } : {}
-    return flags(db).findOneAndUpdate({ project_id: projectId, key }, { $set: set, ...unset }, { returnDocument: 'after' })
+    return flags(db).findOneAndUpdate({ project_id: projectId, key, ...atVersion(expectedVersion) } as never, { $set: set, $inc: { version: 1 }, ...unset }, { returnDocument: 'after' })
   }
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await getFlag(db, projectId, key)
-    if (!current) return null
+    if (!current || (expectedVersion !== undefined && versionOf(current) !== expectedVersion)) return null
     const next: FlagEnvironmentState = { name: environment, ...stateIn(current, environment), ...state } as FlagEnvironmentState
     if (body.fallthrough === null) delete next.fallthrough
     const list = [...(current.environments ?? []).filter((e) => e.name !== environment), next]
     // The list is replaced whole, guarded by the list it was computed from (compare-and-set, retried on a race).
     const guard = current.environments ? { environments: current.environments } : { environments: { $exists: false } }
-    const r = await flags(db).findOneAndUpdate({ project_id: projectId, key, ...guard } as never, { $set: { ...set, environments: list } }, { returnDocument: 'after' })
+    const r = await flags(db).findOneAndUpdate({ project_id: projectId, key, ...guard, ...atVersion(expectedVersion) } as never, { $set: { ...set, environments: list }, $inc: { version: 1 } }, { returnDocument: 'after' })
     if (r) return r
   }
   throw new Error('flag environment update kept racing')
 }
 
-export async function deleteFlag(db: Db, projectId: string, key: string): Promise<boolean> {
-  const r = await flags(db).deleteOne({ project_id: projectId, key })
+/**
+ * Sets the flag's name, tags and its state in each of `states`' environments at once (a revert),
+ * only if it is still at `expectedVersion`; other environments' states are kept. Null: gone or
+ * changed meanwhile.
+ */
+export async function replaceFlagState(
+  db: Db,
+  current: FlagDoc,
+  change: { name: string; tags: string[]; states: FlagEnvironmentState[] },
+  expectedVersion: number,
+): Promise<FlagDoc | null> {
+  const set: Record<string, unknown> = { name: change.name, tags: change.tags, updated_at: clock.now() }
+  const unset: Record<string, ''> = {}
+  const environments = [...(current.environments ?? [])]
+  for (const st of change.states) {
+    if (st.name === PRODUCTION) {
+      Object.assign(set, { enabled: st.enabled, default_value: st.default_value, rules: st.rules })
+      if (st.fallthrough) set.fallthrough = st.fallthrough
+      else unset.fallthrough = ''
+      continue
+    }
+    const i = environments.findIndex((e) => e.name === st.name)
+    if (i >= 0) environments[i] = st
+    else environments.push(st)
+  }
+  if (environments.length > 0 || current.environments) set.environments = environments
+  return flags(db).findOneAndUpdate(
+    { _id: current._id, ...atVersion(expectedVersion) } as never,
+    { $set: set, $inc: { version: 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+    { returnDocument: 'after' },
+  )
+}
+
+/** With `expectedVersion`, only a flag still at that version is deleted. */
+export async function deleteFlag(db: Db, projectId: string, key: string, expectedVersion?: number): Promise<boolean> {
+  const r = await flags(db).deleteOne({ project_id: projectId, key, ...atVersion(expectedVersion) } as never)
   if (r.deletedCount !== 1) return false
   await releaseFlagSlot(db, projectId)
   return true

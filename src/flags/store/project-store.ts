@@ -125,6 +125,19 @@ async function releaseProjectSlot(db: Db, accountId: string): Promise<void> {
   await counters(db).updateOne({ _id: accountId, projects: { $gt: 0 } }, { $inc: { projects: -1 } })
 }
 
+/**
+ * Deletes the account's project document (its SDK and server keys stop resolving at once) and
+ * gives its slot back; false if there is no such project. Its flags, segments and the rest are
+ * removed by the caller after this (project-delete.ts): until then they belong to no project.
+ */
+export async function deleteProjectDoc(db: Db, accountId: string, id: string): Promise<boolean> {
+  if (id.length > 64) return false
+  const r = await projects(db).deleteOne({ _id: id, account_id: accountId })
+  if (r.deletedCount !== 1) return false
+  await releaseProjectSlot(db, accountId)
+  return true
+}
+
 /** Create a project if the account is under `limit`; null when the limit is reached. */
 export async function createProject(
   db: Db,
@@ -204,6 +217,32 @@ export async function addEnvironment(
 export async function replaceEnvironments(db: Db, p: ProjectDoc, list: EnvironmentDoc[]): Promise<ProjectDoc | null> {
   const guard = p.environments ? { environments: p.environments } : { environments: { $exists: false } }
   return projects(db).findOneAndUpdate({ _id: p._id, ...guard } as never, { $set: { environments: list }, $inc: { version: 1 } }, { returnDocument: 'after' })
+}
+
+/**
+ * Removes the environment's server SDK key (production included): it stops working on every
+ * replica within about 1 s. Null if there is no such project or environment; a project without
+ * one is answered as it is (nothing to remove).
+ */
+export async function revokeServerKey(db: Db, accountId: string, id: string, name: string): Promise<ProjectDoc | null> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const p = await getProject(db, accountId, id)
+    if (!p || !environmentNames(p).includes(name)) return null
+    if (serverKeyHint(p, name) === null) return p
+    if (name === PRODUCTION) {
+      const project = await projects(db).findOneAndUpdate({ _id: p._id }, { $unset: { server_key_hash: '', server_key_hint: '' }, $inc: { version: 1 } }, { returnDocument: 'after' })
+      if (project) return project
+      return null
+    }
+    const list = p.environments!.map((e) => {
+      if (e.name !== name) return e
+      const { server_key_hash: _h, server_key_hint: _hint, ...rest } = e
+      return rest
+    })
+    const project = await replaceEnvironments(db, p, list)
+    if (project) return project
+  }
+  throw new Error('server key revocation kept racing')
 }
 
 /** A new SDK key for a non-production environment (production: rotateSdkKey); null if there is no such environment. */

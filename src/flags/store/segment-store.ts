@@ -8,6 +8,7 @@ import { randomId } from '../../platform/ids.ts'
 import { isDuplicateKey, type IndexSpec } from '../../platform/store/mongo.ts'
 import type { Condition } from '../engine/operators.ts'
 import { projects } from './project-store.ts'
+import { atVersion, versionOf } from './flag-store.ts'
 
 export interface SegmentDoc {
   _id: string
@@ -15,6 +16,8 @@ export interface SegmentDoc {
   name: string
   description: string
   conditions: Condition[]
+  /** 1 at creation, +1 on every change (ETag / If-Match); absent on older documents = 0. */
+  version?: number
   created_at: Date
   updated_at: Date
 }
@@ -30,6 +33,7 @@ export function segmentView(s: SegmentDoc) {
     name: s.name,
     description: s.description,
     conditions: s.conditions,
+    version: versionOf(s),
     created_at: s.created_at.toISOString(),
     updated_at: s.updated_at.toISOString(),
   }
@@ -71,6 +75,7 @@ export async function createSegment(
     name: body.name,
     description: body.description ?? '',
     conditions: body.conditions,
+    version: 1,
     created_at: now,
     updated_at: now,
   }
@@ -93,15 +98,17 @@ export async function updateSegment(
   projectId: string,
   name: string,
   change: { description?: string; conditions?: Condition[] },
+  /** Only a segment still at this version is changed (null: gone or changed meanwhile). */
+  expectedVersion?: number,
 ): Promise<SegmentDoc | null> {
   const set: Partial<SegmentDoc> = { updated_at: clock.now() }
   if (change.description !== undefined) set.description = change.description
   if (change.conditions !== undefined) set.conditions = change.conditions
-  return segments(db).findOneAndUpdate({ project_id: projectId, name }, { $set: set }, { returnDocument: 'after' })
+  return segments(db).findOneAndUpdate({ project_id: projectId, name, ...atVersion(expectedVersion) } as never, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' })
 }
 
-export async function deleteSegment(db: Db, projectId: string, name: string): Promise<boolean> {
-  const r = await segments(db).deleteOne({ project_id: projectId, name })
+export async function deleteSegment(db: Db, projectId: string, name: string, expectedVersion?: number): Promise<boolean> {
+  const r = await segments(db).deleteOne({ project_id: projectId, name, ...atVersion(expectedVersion) } as never)
   if (r.deletedCount !== 1) return false
   await releaseSegmentSlot(db, projectId)
   return true

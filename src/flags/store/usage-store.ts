@@ -3,8 +3,12 @@
 // `in_process` (what in-process providers reported). Counts are added with $inc, so batches from
 // many replicas and providers add up. Variant names may hold "." (a path separator in MongoDB
 // field names): it is stored as "%2E". Documents older than USAGE_RETENTION_DAYS expire.
+// Beside them, `flag_last_evaluated` keeps per project, environment and flag the time counts last
+// arrived (one small document each), so the flag list can say when a flag was last evaluated
+// without reading its hours.
 import type { Db } from 'mongodb'
 import type { IndexSpec } from '../../platform/store/mongo.ts'
+import { logger } from '../../platform/logger.ts'
 
 export type UsageSource = 'service' | 'in_process'
 
@@ -30,7 +34,31 @@ export const usageIndexes: IndexSpec[] = [
       { key: { period_start: 1 }, name: 'usage_expiry', expireAfterSeconds: USAGE_RETENTION_DAYS * 86_400 },
     ],
   },
+  {
+    collection: 'flag_last_evaluated',
+    indexes: [
+      { key: { project_id: 1, environment: 1 }, name: 'project_environment' },
+      { key: { at: 1 }, name: 'last_evaluated_expiry', expireAfterSeconds: USAGE_RETENTION_DAYS * 86_400 },
+    ],
+  },
 ]
+
+export interface LastEvaluatedDoc {
+  /** `<project>/<environment>/<flag>` */
+  _id: string
+  project_id: string
+  environment: string
+  flag: string
+  at: Date
+}
+
+const lastEvaluated = (db: Db) => db.collection<LastEvaluatedDoc>('flag_last_evaluated')
+
+/** When each flag of the project was last counted in `environment` (flags never counted are absent). */
+export async function lastEvaluatedIn(db: Db, project: string, environment: string): Promise<Map<string, Date>> {
+  const docs = await lastEvaluated(db).find({ project_id: project, environment }).toArray()
+  return new Map(docs.map((d) => [d.flag, d.at]))
+}
 
 const usage = (db: Db) => db.collection<UsageDoc>('flag_usage')
 
@@ -70,6 +98,21 @@ export async function addUsage(db: Db, rows: readonly UsageRow[], at: Date): Pro
     })),
     { ordered: false },
   )
+  // Best effort, after the counts: a failure here must not make the caller count them again.
+  const flagsSeen = new Map<string, UsageRow>()
+  for (const { row } of docs.values()) flagsSeen.set(`${row.project}/${row.environment}/${row.flag}`, row)
+  await lastEvaluated(db)
+    .bulkWrite(
+      [...flagsSeen].map(([id, row]) => ({
+        updateOne: {
+          filter: { _id: id },
+          update: { $set: { at }, $setOnInsert: { project_id: row.project, environment: row.environment, flag: row.flag } },
+          upsert: true,
+        },
+      })),
+      { ordered: false },
+    )
+    .catch((err) => logger.warn({ err: String(err) }, 'last evaluated times not stored'))
 }
 
 /** A flag's hourly documents in [from, to), oldest first. */

@@ -7,8 +7,11 @@
 // (FORMAT_MAX_BYTES, TABLE_MAX_ROWS) past which they are shown raw until "Format anyway". The API
 // key comes from the URL fragment (#key=…) or the form and lives only in this script's memory:
 // web storage of this origin is readable by any same-origin document, so the key is never written
-// there; a reload asks again unless the link is reopened. The actions on a capture (replay,
-// verify, download, delete) are calls of the same management API with that key.
+// there; a reload asks again unless the link is reopened. Without a key in the fragment, a web
+// console session of this origin (its HttpOnly cookie, sent by the browser) is used when there is
+// one: the console links here with no key, and the page then sends the session's CSRF token on
+// unsafe calls. The actions on a capture (replay, verify, download, delete) are calls of the same
+// management API with that key or session.
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
@@ -26,6 +29,10 @@
   let lastId = 0
   let selected = null
   let key = null
+  /** The console session's CSRF token when the page runs on the session cookie (no key). */
+  let csrf = null
+  /** What authenticates a call: the key when the page has one, else the session cookie (+ CSRF on unsafe methods). */
+  const auth = (method = 'GET') => (key ? { authorization: `Bearer ${key}` } : csrf && method !== 'GET' ? { 'x-csrf-token': csrf } : {})
   /** The endpoint as the API shows it (its forward_url prefills Replay); null until loaded. */
   let endpoint = null
 
@@ -53,7 +60,7 @@
   }
 
   async function call(method, path, json) {
-    const headers = { authorization: `Bearer ${key}` }
+    const headers = auth(method)
     if (json !== undefined) headers['content-type'] = 'application/json'
     const r = await fetch(api + path, { method, headers, cache: 'no-store', body: json === undefined ? undefined : JSON.stringify(json) })
     const body = await r.json().catch(() => ({}))
@@ -78,7 +85,23 @@
     setTimeout(() => (button.textContent = 'Copy URL'), 3000)
   })
 
+  /** The CSRF token of this origin's console session, or null when there is none. */
+  async function consoleSession() {
+    try {
+      const r = await fetch('/api/v1/console/session', { cache: 'no-store', headers: { accept: 'application/json' } })
+      return r.ok ? (await r.json()).csrf_token || null : null
+    } catch {
+      return null
+    }
+  }
+
+  const refusedMessage = () =>
+    key
+      ? 'That API key was not accepted. Enter the key of the account that owns this endpoint.'
+      : 'Your console session has ended (signed out, or its key was replaced). Enter your API key, or sign in to the console again.'
+
   function askForKey(message) {
+    csrf = null // a session that got a 401 has ended: the key asked for replaces it
     statusEl.textContent = message
     $('key-form').hidden = false
   }
@@ -329,7 +352,7 @@
     )
     const download = el('button', { type: 'button', class: 'download', onclick: async () => {
       try {
-        const res = await fetch(`${api}/requests/${r.id}/body`, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' })
+        const res = await fetch(`${api}/requests/${r.id}/body`, { headers: auth(), cache: 'no-store' })
         if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || `HTTP ${res.status}`)
         // Saved, never shown: an octet-stream blob with a file name cannot render as a document here.
         const url = URL.createObjectURL(new Blob([await res.arrayBuffer()], { type: 'application/octet-stream' }))
@@ -412,7 +435,7 @@
   $('filter-form').addEventListener('submit', async (ev) => {
     ev.preventDefault()
     const f = $('filter').value.trim()
-    if (!f || !key) return
+    if (!f || (!key && !csrf)) return
     // Older matches from the server (body text search over all stored captures).
     try {
       const page = await getJson(`/requests?limit=100&q=${encodeURIComponent(f.slice(0, 200))}`)
@@ -485,7 +508,7 @@
     const ac = new AbortController()
     stream = ac
     const res = await fetch(`${api}/stream`, {
-      headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', 'last-event-id': String(lastId) },
+      headers: { ...auth(), accept: 'text/event-stream', 'last-event-id': String(lastId) },
       cache: 'no-store',
       signal: ac.signal,
     })
@@ -521,7 +544,7 @@
     try {
       await follow()
     } catch (err) {
-      if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
+      if (err.status === 401) return askForKey(refusedMessage())
       if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
     }
     live = false
@@ -540,13 +563,16 @@
   async function start() {
     clearTimeout(timer)
     stream?.abort()
-    if (!key) return askForKey('Enter your API key to see the requests captured by this endpoint.')
+    if (!key && !csrf) csrf = await consoleSession()
+    if (!key && !csrf) return askForKey('Enter your API key to see the requests captured by this endpoint.')
     statusEl.textContent = 'Loading…'
     try {
       endpoint = await getJson('')
       await poll()
     } catch (err) {
-      if (err.status === 401) return askForKey('That API key was not accepted. Enter the key of the account that owns this endpoint.')
+      if (err.status === 401) return askForKey(refusedMessage())
+      // The console's account is not the one that owns this page's endpoint: its owner's key opens it.
+      if (err.status === 404 && !key) return askForKey('This endpoint is not in the account signed in to the console. Enter the API key of the account that owns it.')
       if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
     }
     connect()

@@ -1,0 +1,97 @@
+// The invoice's lines: add, remove and move up or down (buttons, so the keyboard does all of it;
+// focus follows the moved line), each with its amount computed as the service computes it.
+import { fieldId } from '../ui/fields.tsx'
+import { draft, emptyLine, type LineDraft } from './draft.ts'
+import { CATEGORY_OPTIONS, In, Pick } from './bound.tsx'
+import { problemAt } from './errors.ts'
+
+function update(items: LineDraft[]): void {
+  draft.value = { ...draft.value, items }
+}
+
+function focusSoon(id: string): void {
+  requestAnimationFrame(() => document.getElementById(id)?.focus())
+}
+
+export function Lines(props: { amounts: (string | null)[]; maxLines: number }) {
+  const items = draft.value.items
+  const move = (i: number, by: number) => {
+    const next = [...items]
+    const [l] = next.splice(i, 1)
+    next.splice(i + by, 0, l!)
+    update(next)
+    // At the list's end the button is gone: focus its other one.
+    const target = i + by
+    focusSoon(target === 0 ? `down-${l!.key}` : target === next.length - 1 ? `up-${l!.key}` : `${by < 0 ? 'up' : 'down'}-${l!.key}`)
+  }
+  const remove = (i: number) => {
+    const next = items.filter((_, j) => j !== i)
+    update(next)
+    focusSoon(next[Math.min(i, next.length - 1)] ? fieldId(`items[${Math.min(i, next.length - 1)}].description`) : 'add-line')
+  }
+  const listError = problemAt('items')
+  return (
+    <fieldset class="lines">
+      <legend>Lines</legend>
+      {listError && (
+        <p class="field-error" id={fieldId('items')}>
+          {listError}
+        </p>
+      )}
+      <ol class="line-list">
+        {items.map((l, i) => (
+          <li key={l.key} class="line">
+            <div class="line-head">
+              <span class="line-no">Line {i + 1}</span>
+              <span class="line-amount" aria-label={`Amount of line ${i + 1}`}>
+                {props.amounts[i] ?? '—'}
+              </span>
+            </div>
+            <div class="inline-fields">
+              <In path={`items[${i}].description`} label="Description" class="grow wide" />
+              <In path={`items[${i}].quantity`} label="Quantity" inputMode="decimal" class="num-field" />
+              <In path={`items[${i}].unit_price`} label="Unit price" inputMode="decimal" class="num-field" />
+            </div>
+            <details class="more">
+              <summary>Unit and VAT of line {i + 1}</summary>
+              <div class="inline-fields">
+                <In path={`items[${i}].unit`} label="Unit code" hint="C62 one, HUR hour, DAY" class="num-field" />
+                <In path={`items[${i}].tax_rate`} label="VAT %" inputMode="decimal" hint="Else the invoice's" class="num-field" />
+                <Pick path={`items[${i}].tax_category`} label="VAT category" options={CATEGORY_OPTIONS} />
+              </div>
+            </details>
+            <div class="buttons line-buttons">
+              {i > 0 && (
+                <button type="button" class="small" id={`up-${l.key}`} aria-label={`Move line ${i + 1} up`} onClick={() => move(i, -1)}>
+                  ↑ Up
+                </button>
+              )}
+              {i < items.length - 1 && (
+                <button type="button" class="small" id={`down-${l.key}`} aria-label={`Move line ${i + 1} down`} onClick={() => move(i, 1)}>
+                  ↓ Down
+                </button>
+              )}
+              {items.length > 1 && (
+                <button type="button" class="small" aria-label={`Remove line ${i + 1}`} onClick={() => remove(i)}>
+                  Remove
+                </button>
+              )}
+            </div>
+          </li>
+        ))}
+      </ol>
+      <button
+        type="button"
+        id="add-line"
+        disabled={items.length >= props.maxLines}
+        onClick={() => {
+          update([...items, emptyLine()])
+          focusSoon(fieldId(`items[${items.length}].description`))
+        }}
+      >
+        Add line
+      </button>
+      {items.length >= props.maxLines && <p class="hint">The demo makes invoices of up to {props.maxLines} lines; sign up for up to 1,000.</p>}
+    </fieldset>
+  )
+}

@@ -1,0 +1,177 @@
+// One endpoint: its capture URL, the link to its live inspection page, its forwarding settings as
+// far as the API exposes them (the target is set at creation and cannot be changed; forwards carry
+// the sender's own headers and signature, and no signature of this service; the retry schedule is
+// the operator's, for every endpoint), pause / resume, delete, and the deliveries view.
+import { useEffect, useState } from 'preact/hooks'
+import { api, reconnects, seg } from '../ui/api.ts'
+import { CopyBlock } from '../ui/copy.tsx'
+import { ConfirmDialog } from '../ui/dialog.tsx'
+import { Time } from '../ui/format.tsx'
+import { Notice, Page } from '../ui/page.tsx'
+import { navigate } from '../ui/router.ts'
+import { toast } from '../ui/toasts.tsx'
+import { APP } from './app-name.ts'
+import { Deliveries } from './deliveries.tsx'
+import { live, watchEndpoint } from './live-activity.ts'
+import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
+import { ForwardState, rate, scheduleText } from './health.tsx'
+import { account } from './session.ts'
+import { utc } from './time.ts'
+import type { Endpoint } from './types.ts'
+
+export function EndpointPage(props: { token: string }) {
+  const [ep, setEp] = useState<Endpoint | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [confirmDelete, setConfirmDelete] = useState(false)
+  const [deleteError, setDeleteError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const load = () =>
+    api<Endpoint>('GET', `/api/v1/endpoints/${seg(props.token)}`)
+      .then((r) => (setEp(r.data), setError(null)))
+      .catch((e) => setError((e as Error).message))
+  useEffect(() => void load(), [props.token, reconnects.value])
+  // Captures and forward attempts as they happen: the counts, health and deliveries follow.
+  const [activity, setActivity] = useState(0)
+  useEffect(() => watchEndpoint(props.token, () => (void load(), setActivity((n) => n + 1))), [props.token])
+
+  const crumbs = (
+    <p class="crumbs">
+      <a href="/endpoints">All endpoints</a>
+    </p>
+  )
+  if (!ep)
+    return (
+      <Page title={error ? 'Endpoint' : 'Loading endpoint'} appName={APP}>
+        {crumbs}
+        {error ? <Notice kind="error">{error}</Notice> : <p>Loading…</p>}
+      </Page>
+    )
+  const paid = account.value?.plan !== 'free'
+  const h = ep.forward_health
+  return (
+    <Page
+      title={label(ep)}
+      appName={APP}
+      actions={
+        <>
+          <a class="button" href={`/inspect/${seg(ep.endpoint_id)}`} target="_blank" rel="noopener">
+            Open inspection page<span class="visually-hidden"> (live view, new tab)</span>
+          </a>
+          {ep.forward_url && paid && (
+            <button
+              type="button"
+              onClick={async () => {
+                try {
+                  await setPaused(ep, !ep.forward_paused)
+                  toast(`Forwarding ${ep.forward_paused ? 'resumed' : 'paused'}`)
+                  await load()
+                } catch (e) {
+                  toast((e as Error).message, 'error')
+                }
+              }}
+            >
+              {ep.forward_paused ? 'Resume forwarding' : 'Pause forwarding'}
+            </button>
+          )}
+          <button type="button" class="danger" onClick={() => (setDeleteError(null), setConfirmDelete(true))}>
+            Delete…
+          </button>
+        </>
+      }
+    >
+      {crumbs}
+      <p class="live-state muted">
+        {live.value === 'open'
+          ? 'Live: this page follows captures and forward attempts as they happen.'
+          : live.value === 'down'
+            ? 'Not live right now: reconnecting ("Refresh deliveries" still works).'
+            : 'Connecting to the live stream…'}
+      </p>
+      <h2>Capture URL</h2>
+      <CopyBlock text={ep.url} what="capture URL" />
+      <dl class="facts">
+        <dt>Captured today</dt>
+        <dd>{ep.captures_today}</dd>
+        <dt>Last capture</dt>
+        <dd>
+          <Time iso={utc(ep.last_request_at)} />
+        </dd>
+        <dt>Stored</dt>
+        <dd>{ep.request_count ?? 0} requests</dd>
+        <dt>Answers senders</dt>
+        <dd>
+          {ep.response_code} ({ep.response_content_type})
+        </dd>
+        <dt>Expires</dt>
+        <dd>{ep.expires_at ? <Time iso={utc(ep.expires_at)} /> : 'never'}</dd>
+      </dl>
+      <h2>Forwarding</h2>
+      {!ep.forward_url ? (
+        <p>
+          Not forwarded: this endpoint only captures. {paid ? 'A target is set when an endpoint is created; create another endpoint with a "Forward to" URL to forward.' : 'Forwarding needs a paid plan (see Account).'}
+        </p>
+      ) : (
+        <dl class="facts forwarding">
+          <dt>State</dt>
+          <dd>
+            <ForwardState ep={ep} />
+          </dd>
+          <dt>Target</dt>
+          <dd>
+            <code>{ep.forward_url}</code> <span class="muted">(set at creation; the API offers no change of target)</span>
+          </dd>
+          <dt>Health</dt>
+          <dd>{h ? rate(h) : '—'}</dd>
+          <dt>Last success</dt>
+          <dd>
+            <Time iso={utc(h?.last_success_at)} />
+          </dd>
+          <dt>Last error</dt>
+          <dd>
+            {h?.last_error ? (
+              <>
+                {h.last_error.message} (<Time iso={utc(h.last_error.at)} />)
+              </>
+            ) : (
+              'none'
+            )}
+          </dd>
+          <dt>Dead-lettered</dt>
+          <dd>{h?.dead_lettered ?? 0}</dd>
+          <dt>Signature</dt>
+          <dd>Forwards carry the sender's own headers, its signature included, and a Queueworks-Delivery-Id header; this service adds no signature and holds no signing secret.</dd>
+          <dt>Schedule</dt>
+          <dd>
+            <span id="schedule">{ep.forward_schedule_ms ? scheduleText(ep.forward_schedule_ms) : '—'}</span>{' '}
+            <span class="muted">(the service's, set by its operator for every endpoint)</span>
+          </dd>
+        </dl>
+      )}
+      <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />
+      <ConfirmDialog
+        open={confirmDelete}
+        title={`Delete ${label(ep)}?`}
+        confirmLabel="Delete endpoint for good"
+        danger
+        busy={busy}
+        error={deleteError}
+        onClose={() => setConfirmDelete(false)}
+        onConfirm={async () => {
+          setBusy(true)
+          try {
+            const n = await deleteEndpoint(ep)
+            toast(`${label(ep)} deleted with ${n} captured request${n === 1 ? '' : 's'}`)
+            setConfirmDelete(false)
+            navigate('/endpoints')
+          } catch (e) {
+            setDeleteError((e as Error).message)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <p>{whatIsLost(ep)}</p>
+      </ConfirmDialog>
+    </Page>
+  )
+}

@@ -1,0 +1,101 @@
+// The flags console in Chromium for the console-* tests: one flags service (real workers when a
+// test needs deliveries), one browser per test file, pages signed in by a session cookie made
+// through the API (the sign-in form itself is tested once), and what a page reports: CSP
+// violations, console errors, uncaught exceptions. Screenshots go to docs/console/ (viewport only,
+// device scale 1, so the PNGs stay small).
+import path from 'node:path'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { launchChromium } from './browser.ts'
+import { signIn } from './console-session.ts'
+import { flagsAccount, type FlagsAccount } from './flags.ts'
+import { startSystem, type TestSystem } from './system.ts'
+import type { Plan } from '../../src/platform/plans.ts'
+
+export const DESKTOP = { width: 1280, height: 800 }
+export const PHONE = { width: 390, height: 844 }
+export const SHOTS = path.resolve(import.meta.dirname, '../../docs/console')
+
+export interface ConsoleRig {
+  sys: TestSystem
+  browser: Browser
+  /** http://127.0.0.1:PORT of the flags service (the console is at /). */
+  root: string
+  stop(): Promise<void>
+}
+
+export async function startConsole(opts: { workers?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleRig> {
+  const sys = await startSystem({ services: ['flags'], workers: opts.workers ?? false, env: { TRUST_PROXY: 'true', ...opts.env } })
+  const root = sys.root.flags!
+  // The first request builds the bundle (when its sources changed): done once here, not in a test.
+  const page = await fetch(`${root}/`)
+  if (page.status !== 200) throw new Error(`console page: ${page.status}`)
+  const browser = await launchChromium()
+  return {
+    sys,
+    browser,
+    root,
+    async stop() {
+      await browser.close()
+      await sys.stop()
+    },
+  }
+}
+
+export interface ConsolePage {
+  context: BrowserContext
+  page: Page
+  /** Console errors and uncaught exceptions of the page (CSP reports included). */
+  errors: string[]
+}
+
+/** A browser context on the console; signed in with `account`'s API key when given. */
+export async function openConsole(rig: ConsoleRig, account: FlagsAccount | null, viewport = DESKTOP, base = rig.root): Promise<ConsolePage> {
+  const context = await rig.browser.newContext({ viewport, deviceScaleFactor: 1, baseURL: base, reducedMotion: 'reduce' })
+  if (account) {
+    const s = await signIn(rig.root, account.apiKey)
+    const [name, value] = s.cookie.split('=') as [string, string]
+    await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Strict' }])
+  }
+  // Violations are counted by the page itself, as a browser reports them to scripts.
+  await context.addInitScript(() => {
+    ;(window as any).__csp = []
+    document.addEventListener('securitypolicyviolation', (e) => (window as any).__csp.push(`${e.violatedDirective} ${e.blockedURI}`))
+  })
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text())
+  })
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`))
+  return { context, page, errors }
+}
+
+/** What the page saw blocked by its Content Security Policy so far. */
+export async function cspViolations(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as any).__csp ?? [])
+}
+
+/** Opens a console path and waits for its screen's heading. */
+export async function visit(page: Page, url: string, heading: string | RegExp): Promise<void> {
+  await page.goto(url)
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), animations: 'disabled', caret: 'hide' })
+}
+
+export async function consoleAccount(rig: ConsoleRig, plan: Plan = 'pro'): Promise<FlagsAccount> {
+  return flagsAccount(rig.sys, plan)
+}
+
+/** Management API call with the account's key (changes made "elsewhere", not in the browser). */
+export async function apiCall(a: FlagsAccount, method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; etag: string | null }> {
+  const r = await fetch(`${a.project}${pathAndQuery}`, {
+    method,
+    headers: { authorization: `Bearer ${a.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await r.text()
+  return { status: r.status, json: text ? JSON.parse(text) : null, etag: r.headers.get('etag') }
+}
