@@ -201,7 +201,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     assert.match((await page.locator('ol.history > li').nth(1).textContent())!, /updated in staging.*staging › enabled: false → true/)
     await shot(page, 'history')
     // The entry of staging's switch (the second newest) is the version to go back to: production off again.
-    await page.locator('ol.history > li').nth(1).getByRole('button', { name: /Revert to the version of/ }).click()
+    await page.locator('ol.history > li').nth(1).getByRole('button', { name: /Revert to this version/ }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Revert' }).click()
     await page.getByText(/new-checkout reverted to the version of/).waitFor()
     assert.equal((await apiCall(acc, 'GET', '/flags/new-checkout')).json.enabled, false)
@@ -244,7 +244,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     await page.getByRole('button', { name: 'Create environment' }).click()
     await page.getByRole('rowheader', { name: 'qa' }).waitFor()
     assert.match((await page.locator('.keyshow code.secret').first().textContent())!, /^fbsdk_/)
-    await page.getByRole('button', { name: 'Create the server key of production' }).click()
+    await page.getByRole('button', { name: 'Create server key of production' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Create server key' }).click()
     const server = page.locator('.keyshow code.secret', { hasText: 'fbsrv_' })
     await server.waitFor()

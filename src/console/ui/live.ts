@@ -2,6 +2,7 @@
 // goes with it). EventSource reconnects by itself; `connected` says whether it is open now, and
 // `onReopen` runs after a reconnect so a screen can reload what it may have missed.
 import { signal } from '@preact/signals'
+import { probe } from './api.ts'
 
 export const streamConnected = signal(false)
 
@@ -15,6 +16,8 @@ export function subscribe(url: string, event: string, onEvent: (data: any) => vo
   }
   es.onerror = () => {
     streamConnected.value = false
+    // A stream that breaks is often the first sign of a service going away: say so at once.
+    void probe()
   }
   const handler = (e: MessageEvent) => {
     try {
