@@ -201,8 +201,8 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
             <button
               type="button"
               onClick={async () => {
-                setConflict(null)
                 await load()
+                setConflict(null)
               }}
             >
               Reload (drop my change)
