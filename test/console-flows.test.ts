@@ -107,7 +107,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     await page.getByRole('button', { name: 'Save production' }).click()
     // Our own check, next to the field, which takes focus.
     await page.locator(id('rules[0].conditions[1]') + '-value-error').getByText('Not a SemVer 2.0.0 version').waitFor()
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'f-rules_0__conditions_1_-value')
+    await page.waitForFunction(() => document.activeElement?.id === 'f-rules_0__conditions_1_-value', null, { timeout: 5_000 })
     await page.locator(id('rules[0].conditions[1]') + '-value').fill('2.0.0')
 
     await page.getByRole('button', { name: 'Add rule' }).click()
