@@ -13,6 +13,8 @@ COPY src ./src
 COPY jobs ./jobs
 COPY workers ./workers
 COPY scripts ./scripts
+# The web consoles' bundles, built now: the service runs as `node`, which cannot write here.
+RUN node --import tsx scripts/build-console.ts
 
 ENV NODE_ENV=production HOST=0.0.0.0
 USER node

@@ -107,7 +107,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     await page.getByRole('button', { name: 'Save production' }).click()
     // Our own check, next to the field, which takes focus.
     await page.locator(id('rules[0].conditions[1]') + '-value-error').getByText('Not a SemVer 2.0.0 version').waitFor()
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'f-rules_0__conditions_1_-value')
+    await page.waitForFunction(() => document.activeElement?.id === 'f-rules_0__conditions_1_-value', null, { timeout: 5_000 })
     await page.locator(id('rules[0].conditions[1]') + '-value').fill('2.0.0')
 
     await page.getByRole('button', { name: 'Add rule' }).click()
@@ -201,7 +201,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     assert.match((await page.locator('ol.history > li').nth(1).textContent())!, /updated in staging.*staging › enabled: false → true/)
     await shot(page, 'history')
     // The entry of staging's switch (the second newest) is the version to go back to: production off again.
-    await page.locator('ol.history > li').nth(1).getByRole('button', { name: /Revert to the version of/ }).click()
+    await page.locator('ol.history > li').nth(1).getByRole('button', { name: /Revert to this version/ }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Revert' }).click()
     await page.getByText(/new-checkout reverted to the version of/).waitFor()
     assert.equal((await apiCall(acc, 'GET', '/flags/new-checkout')).json.enabled, false)
@@ -234,6 +234,11 @@ describe('flags console: every flow end to end (Chromium)', function () {
     assert.equal(bars.filter((h) => h > 0).length, 1, 'one hour with evaluations')
     assert.ok((await page.locator('tbody th').allTextContents()).length >= 1)
     await shot(page, 'usage')
+    // The list's "not evaluated in N days" filter leaves out the flag evaluated just now.
+    await visit(page, `/projects/${acc.projectId}`, 'Flags')
+    await page.getByLabel('Not evaluated in (days)').fill('1')
+    await page.getByText('3 of 4 flags').waitFor()
+    assert.deepEqual(await page.locator('#flags-table tbody th a').allTextContents(), ['dark-mode', 'max-items', 'price-tier'])
   })
 
   it('environments and keys: create, rotate with the key shown once and copied, SDK snippets with the key filled in', async () => {
@@ -244,7 +249,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     await page.getByRole('button', { name: 'Create environment' }).click()
     await page.getByRole('rowheader', { name: 'qa' }).waitFor()
     assert.match((await page.locator('.keyshow code.secret').first().textContent())!, /^fbsdk_/)
-    await page.getByRole('button', { name: 'Create the server key of production' }).click()
+    await page.getByRole('button', { name: 'Create server key of production' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Create server key' }).click()
     const server = page.locator('.keyshow code.secret', { hasText: 'fbsrv_' })
     await server.waitFor()
@@ -257,6 +262,34 @@ describe('flags console: every flow end to end (Chromium)', function () {
     // The key works for what the snippet does: reading the flag set.
     assert.equal((await fetch(`${rig.root}/api/v1/flag-set`, { headers: { authorization: `Bearer ${key}` } })).status, 200)
     await shot(page, 'environments')
+    await page.getByRole('button', { name: 'Revoke server key of production' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke server key' }).click()
+    await page.getByRole('button', { name: 'Create server key of production' }).waitFor()
+    let status = 200
+    for (let i = 0; i < 30 && status !== 401; i++) {
+      if (i) await page.waitForTimeout(100)
+      status = (await fetch(`${rig.root}/api/v1/flag-set`, { headers: { authorization: `Bearer ${key}` } })).status
+    }
+    assert.equal(status, 401, 'the revoked key still reads the flag set')
+  })
+
+  it('segments: create one with the condition editor, see it offered to rules, delete it', async () => {
+    const { page } = cp
+    await visit(page, `/projects/${acc.projectId}/segments`, 'Segments')
+    await page.getByLabel('Name', { exact: true }).fill('paying')
+    await page.locator('#f-conditions_0_-attribute').fill('plan')
+    await page.locator('#f-conditions_0_-operator').selectOption('in')
+    await page.locator('#f-conditions_0_-value').fill('pro\nbusiness')
+    await page.getByRole('button', { name: 'Create segment' }).click()
+    await page.getByRole('heading', { name: 'paying' }).waitFor()
+    assert.match((await page.locator('section.card', { has: page.getByRole('heading', { name: 'paying' }) }).textContent())!, /plan is one of pro, business/)
+    assert.deepEqual((await apiCall(acc, 'GET', '/segments/paying')).json.conditions, [{ attribute: 'plan', operator: 'in', value: ['pro', 'business'] }])
+    await visit(page, `/projects/${acc.projectId}/flags/new-checkout`, 'new-checkout')
+    await page.locator('#f-rules_0_-seg-paying').waitFor()
+    await visit(page, `/projects/${acc.projectId}/segments`, 'Segments')
+    await page.getByRole('button', { name: 'Delete the segment paying' }).click()
+    await page.getByRole('heading', { name: 'paying' }).waitFor({ state: 'detached' })
+    assert.equal((await apiCall(acc, 'GET', '/segments/paying')).status, 404)
   })
 
   it('change webhooks: create (secret shown once), see the delivery, retry it', async () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, utimes
 import os from 'node:os'
 import path from 'node:path'
 import { ConsoleBundle } from '../src/platform/http/console-build.ts'
-import { CONSOLE_CSP } from '../src/platform/http/console-pages.ts'
+import { CONSOLE_CSP, consolePages } from '../src/platform/http/console-pages.ts'
 import { assertJsonError, call, get } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 
@@ -72,6 +72,27 @@ describe('flags console: pages and assets', () => {
     assert.ok(post.json?.error, post.text)
     const spec = (await get(`${root}/openapi.json`)).json
     assert.ok(!Object.keys(spec.paths).some((p: string) => p === '/' || p.startsWith('/projects') || p.startsWith('/console')))
+  })
+
+  it('a source that does not compile fails the build (the page answers a 500 saying so), and the next good one builds', async function () {
+    this.timeout(60_000)
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'console-src-'))
+    const out = mkdtempSync(path.join(os.tmpdir(), 'console-out-'))
+    try {
+      mkdirSync(path.join(dir, 'demo'))
+      const main = path.join(dir, 'demo', 'main.tsx')
+      writeFileSync(main, 'render(<p>unclosed, document.body)\n')
+      const pages = consolePages({ name: 'demo', title: 'Demo', paths: [], sourceDir: dir, outDir: out })
+      const ctx: any = { method: 'GET', path: '/', set() {} }
+      await assert.rejects(() => pages(ctx, async () => {}), (err: any) => err.status === 500 && /could not be built/.test(err.message))
+      writeFileSync(main, "document.body.textContent = 'fixed'\n")
+      utimesSync(main, new Date(Date.now() + 5_000), new Date(Date.now() + 5_000))
+      const m = await pages.bundle.current()
+      assert.match(readFileSync(path.join(out, m.js), 'utf8'), /fixed/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      rmSync(out, { recursive: true, force: true })
+    }
   })
 
   it('builds Preact JSX (and its CSS) with esbuild, and again when a source changes', async function () {

@@ -110,6 +110,13 @@ describe('flags console: sessions', () => {
     assertJsonError(await call('POST', url, { json: { api_key: 'fb_ключ🔑' }, headers: h() }), 401, 'Unauthorized: invalid or missing API key')
     assertJsonError(await call('POST', url, { json: { api_key: 'fb_' + 'A'.repeat(40) }, headers: h() }), 401, 'Unauthorized: invalid or missing API key')
     assertJsonError(await call('POST', url, { json: { api_key: 'dm_' + 'A'.repeat(40) }, headers: h() }), 401)
+    // A cross-site form can send only these types: never a sign-in, even with a good key (no login CSRF).
+    const t = await flagsAccount(sys)
+    for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/plain']) {
+      const r = await call('POST', url, { raw: `api_key=${encodeURIComponent(t.apiKey)}`, headers: { ...h(), 'content-type': type } })
+      assert.ok(r.status === 415 || r.status === 400, `${type}: ${r.status}`)
+      assert.equal(typeof r.json.error, 'string')
+    }
     assert.equal(await sessions().countDocuments(), before)
     for (const r of await Promise.all([call('POST', url, { json: {}, headers: h() }), call('POST', url, { json: { api_key: 'x' }, headers: h() })])) {
       assert.equal(r.headers.get('set-cookie'), null)

@@ -55,7 +55,8 @@ interface Listener {
   reset(): void
   /** Null while the credentials the stream opened with are still good, else why not. */
   refusal(): Promise<string | null>
-  end(message: string): void
+  /** Sends `ended` with the message (none: just closes) and closes the stream. */
+  end(message: string | null): void
 }
 
 interface Group {
@@ -115,10 +116,9 @@ export class ProjectEvents {
   }
 
   /** Newest committed entries of the project within the window, newest first. */
-  private newest(projectId: string, after?: string): Promise<HistoryDoc[]> {
+  private newest(projectId: string): Promise<HistoryDoc[]> {
     const floor = idFloor(clock.nowMs() - WINDOW_MS)
-    const from = after !== undefined && after > floor ? after : floor
-    return history(this.db).findSorted({ project_id: projectId, state: 'committed', _id: { $gt: from } }, '_id', -1, BATCH)
+    return history(this.db).findSorted({ project_id: projectId, state: 'committed', _id: { $gt: floor } }, '_id', -1, BATCH)
   }
 
   async join(projectId: string, listener: Listener, lastEventId?: string): Promise<() => void> {
@@ -133,19 +133,25 @@ export class ProjectEvents {
     }
     const group = g
     group.listeners.add(listener)
-    if (lastEventId !== undefined) {
-      // A reconnect: what it missed since its last event, or `reset` if that cannot be told.
-      const missed = (await history(this.db).findSorted({ project_id: projectId, state: 'committed', _id: { $gt: lastEventId } }, '_id', 1, BATCH + 1)).filter((e) => e._id !== lastEventId)
-      if (missed.length > BATCH) listener.reset()
-      else if (missed.length > 0) {
-        const v = await versions(this.db, projectId, missed)
-        listener.send(missed.map((e) => eventOf(e, v)))
-      }
-    }
-    return () => {
+    const leave = () => {
       group.listeners.delete(listener)
       if (group.listeners.size === 0 && this.groups.get(projectId) === group) this.groups.delete(projectId)
     }
+    if (lastEventId !== undefined) {
+      try {
+        // A reconnect: what it missed since its last event, or `reset` if that cannot be told.
+        const missed = await history(this.db).findSorted({ project_id: projectId, state: 'committed', _id: { $gt: lastEventId } }, '_id', 1, BATCH + 1)
+        if (missed.length > BATCH) listener.reset()
+        else if (missed.length > 0) {
+          const v = await versions(this.db, projectId, missed)
+          listener.send(missed.map((e) => eventOf(e, v)))
+        }
+      } catch (err) {
+        leave()
+        throw err
+      }
+    }
+    return leave
   }
 
   get streams(): number {
@@ -157,7 +163,8 @@ export class ProjectEvents {
   close(): void {
     this.unlisten()
     clearInterval(this.timer)
-    for (const g of this.groups.values()) for (const l of g.listeners) l.end('The server is shutting down')
+    // Closed without `ended`: the browser's EventSource reconnects, to another replica or this one restarted.
+    for (const g of this.groups.values()) for (const l of [...g.listeners]) l.end(null)
     this.groups.clear()
   }
 
@@ -291,7 +298,7 @@ export function eventsRouter(platform: Platform, hub: ProjectEvents, slots: Stre
       },
       end: (message) =>
         whenOpen(() => {
-          stream!.send({ event: 'ended', data: JSON.stringify({ error: message }) })
+          if (message !== null) stream!.send({ event: 'ended', data: JSON.stringify({ error: message }) })
           stream!.close()
         }),
     }

@@ -81,7 +81,8 @@ export async function visit(page: Page, url: string, heading: string | RegExp): 
   await page.getByRole('heading', { level: 1, name: heading }).waitFor()
 }
 
-export async function shot(page: Page, name: string): Promise<void> {
+export async function shot(page: Page, name: string, top = true): Promise<void> {
+  if (top) await page.evaluate(() => window.scrollTo(0, 0))
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), animations: 'disabled', caret: 'hide' })
 }
 

@@ -125,7 +125,7 @@ export function ChangeWebhooks({ id }: { id: string }) {
         <section class="card" key={w.id} aria-label={`Webhook ${w.url}`}>
           <h2 class="flag-key">{w.url}</h2>
           <p class="muted">
-            {w.environment} · {w.events.join(', ')} · {w.enabled ? 'enabled' : 'disabled'} · secret <code>{w.secret_hint}</code>
+            {w.environment} · {w.events ? w.events.join(', ') : 'all events'} · {w.enabled ? 'enabled' : 'disabled'} · secret <code>{w.secret_hint}</code>
             {w.description && ` · ${w.description}`}
           </p>
           <details>

@@ -148,19 +148,19 @@ export function EnvironmentsKeys({ id }: { id: string }) {
                 </td>
                 <td>
                   <div class="row">
-                    <button type="button" class="small" aria-label={`Rotate the client key of ${e.name}`} onClick={() => rotateClient(e)}>
+                    <button type="button" class="small" aria-label={`Rotate client key of ${e.name}`} onClick={() => rotateClient(e)}>
                       Rotate client key
                     </button>
-                    <button type="button" class="small" aria-label={`${e.server_key_hint ? 'Rotate' : 'Create'} the server key of ${e.name}`} onClick={() => rotateServer(e)}>
+                    <button type="button" class="small" aria-label={`${e.server_key_hint ? 'Rotate' : 'Create'} server key of ${e.name}`} onClick={() => rotateServer(e)}>
                       {e.server_key_hint ? 'Rotate server key' : 'Create server key'}
                     </button>
                     {e.server_key_hint && (
-                      <button type="button" class="small" aria-label={`Revoke the server key of ${e.name}`} onClick={() => revokeServer(e)}>
+                      <button type="button" class="small" aria-label={`Revoke server key of ${e.name}`} onClick={() => revokeServer(e)}>
                         Revoke server key
                       </button>
                     )}
                     {e.name !== 'production' && (
-                      <button type="button" class="small" aria-label={`Delete the environment ${e.name}`} onClick={() => remove(e)}>
+                      <button type="button" class="small" aria-label={`Delete ${e.name}`} onClick={() => remove(e)}>
                         Delete
                       </button>
                     )}

@@ -129,7 +129,7 @@ export function FlagList({ id }: { id: string }) {
           onValue={(v) => (sortBy.value = v as SortKey)}
         />
       </div>
-      <p class="counts" id="flag-counts" role="status">
+      <p class="counts" id="flag-counts" role="status" data-query={f.q}>
         {loadedFor.value === id ? `${list.length} of ${total} flag${total === 1 ? '' : 's'}` : 'Loading flags…'}
         {loadedFor.value === id && envs.length > 0 && ` · on in ${f.env}: ${rows.value.filter((r) => r.enabledIn[f.env]).length}`}
       </p>

@@ -4,7 +4,7 @@
 // conflict and lets the user reload, or re-apply the same change on the current version. Follows
 // the change stream: reloads when it has no unsaved edits, says so when it has, and says when the
 // flag was deleted elsewhere.
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { ConfirmDialog } from '../ui/dialog.tsx'
 import { Checkbox, FormError, SelectField, TextField } from '../ui/fields.tsx'
@@ -46,7 +46,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
   /** A toggle sent and not answered yet: the checkbox shows it at once. */
   /** Bumped when a save found problems: focus then moves to the first field in error, once drawn. */
   const [focusTick, setFocusTick] = useState(0)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusTick) (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus()
   }, [focusTick])
   const [toggling, setToggling] = useState<Record<string, boolean>>({})
@@ -201,8 +201,8 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
             <button
               type="button"
               onClick={async () => {
-                setConflict(null)
                 await load()
+                setConflict(null)
               }}
             >
               Reload (drop my change)

@@ -98,7 +98,7 @@ export function FlagHistory({ id, flagKey }: { id: string; flagKey: string }) {
                   {e.environment ? ` in ${e.environment}` : ''}
                 </h2>
                 {i > 0 && e.after !== null && (
-                  <button type="button" class="small" aria-label={`Revert to the version of ${exact(e.at)}`} onClick={() => (setReverting(e), setRevertError(null))}>
+                  <button type="button" class="small" aria-label={`Revert to this version (${exact(e.at)})`} onClick={() => (setReverting(e), setRevertError(null))}>
                     Revert to this version
                   </button>
                 )}

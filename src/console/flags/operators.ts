@@ -53,7 +53,7 @@ export const VALUE_HINTS: Record<ValueKind, string> = {
   semver: 'A SemVer 2.0.0 version such as 2.1.0 or 2.0.0-rc.1 (no leading v).',
   datetime: 'ISO 8601 with a time zone, e.g. 2026-01-31T12:00:00Z. With the attribute "now" the evaluation time is compared.',
   cidr: 'Addresses or ranges, one per line (IPv4 or IPv6), e.g. 10.0.0.0/8.',
-  percent: '0–100, up to two decimals: users whose bucket of this attribute falls below it are in.',
+  percent: '0–100 (buckets are hundredths of a percent): users whose bucket of this attribute falls below it are in.',
 }
 
 const SEMVER_RE = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
@@ -95,8 +95,7 @@ export function valueProblem(kind: ValueKind, text: string): string | null {
       return t !== '' && Number.isFinite(Number(t)) ? null : 'Give a number'
     case 'percent': {
       const n = Number(t)
-      if (t === '' || !Number.isFinite(n) || n < 0 || n > 100) return 'Give a percentage from 0 to 100'
-      return Math.round(n * 100) === n * 100 ? null : 'At most two decimals'
+      return t === '' || !Number.isFinite(n) || n < 0 || n > 100 ? 'Give a percentage from 0 to 100' : null
     }
     case 'semver':
       return SEMVER_RE.test(t) ? null : 'Not a SemVer 2.0.0 version (e.g. 2.1.0, no leading v)'
@@ -126,7 +125,8 @@ export function valueOf(kind: ValueKind, text: string): unknown {
     }
     case 'number':
     case 'percent':
-      return Number(text.trim())
+      // Empty stays text: Number('') would be 0, a value nobody typed.
+      return text.trim() === '' ? '' : Number(text.trim())
     case 'semver':
     case 'datetime':
       return text.trim()

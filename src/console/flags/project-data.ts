@@ -62,11 +62,24 @@ export function openProject(id: string | null): void {
   void reloadProject(id)
   close = subscribe(
     `${base(id)}/events`,
-    'change',
-    (data) => {
-      const ev = { ...data, n: ++n } as ChangeEvent
-      if (ev.kind === 'environment' || ev.kind === 'segment' || ev.kind === 'project') void reloadProject(id)
-      lastChange.value = ev
+    {
+      change: (data) => {
+        const ev = { ...data, n: ++n } as ChangeEvent
+        if (ev.kind === 'environment' || ev.kind === 'segment' || ev.kind === 'project') void reloadProject(id)
+        lastChange.value = ev
+      },
+      // More was missed than the service can replay: read everything again.
+      reset: () => {
+        void reloadProject(id)
+        resynced.value++
+      },
+      // The credentials no longer hold (a revoked key, a deleted project): reading the project
+      // again gets the API's own answer (401 ends the session with its message; 404 says so).
+      ended: () => {
+        close?.()
+        close = null
+        void reloadProject(id)
+      },
     },
     () => {
       void reloadProject(id)

@@ -206,7 +206,7 @@ export function RulesEditor(p: { rules: DraftRule[]; type: FlagType | undefined;
           }}
         />
       ))}
-      <button type="button" disabled={rules.length >= 50} onClick={() => p.onChange([...rules, newRule(p.type)])}>
+      <button type="button" class="add-rule" disabled={rules.length >= 50} onClick={() => p.onChange([...rules, newRule(p.type)])}>
         Add rule
       </button>
     </div>

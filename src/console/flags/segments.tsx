@@ -12,7 +12,7 @@ import { ConditionEditor } from './rule-editor.tsx'
 
 export function Segments({ id }: { id: string }) {
   const [name, setName] = useState('')
-  const [conditions, setConditions] = useState<DraftCondition[]>([{ attribute: 'email', operator: 'ends_with', text: '', case_insensitive: true, negate: false }])
+  const [conditions, setConditions] = useState<DraftCondition[]>([{ attribute: 'email', operator: 'ends_with', text: '', case_insensitive: false, negate: false }])
   const [problems, setProblems] = useState<Problems>({})
   const [formError, setFormError] = useState<string | null>(null)
   return (

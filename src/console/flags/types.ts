@@ -82,7 +82,8 @@ export interface Webhook {
   id: string
   url: string
   environment: string
-  events: string[]
+  /** null: every event. */
+  events: string[] | null
   description: string
   enabled: boolean
   secret_hint: string

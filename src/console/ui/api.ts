@@ -130,6 +130,19 @@ function markDown(): void {
   setTimeout(tick, 1000)
 }
 
+/** Asks the health check once (a stream broke, say): a failure marks the service unreachable. */
+export async function probe(): Promise<void> {
+  if (polling) return
+  try {
+    const r = await fetch('/healthz', { credentials: 'same-origin' })
+    if (r.ok) return markUp()
+    if (r.status < 502) return
+  } catch {
+    /* unreachable */
+  }
+  markDown()
+}
+
 function markUp(): void {
   if (!apiDown.value) return
   apiDown.value = false

@@ -7,6 +7,7 @@
 // file, a placeholder bundle is built in its place.
 import { createHash } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { logger } from '../logger.ts'
@@ -161,7 +162,8 @@ export class ConsoleBundle {
   private manifest: ConsoleManifest | null = null
   private checkedAt = 0
   private running: Promise<ConsoleManifest> | null = null
-  readonly outDir: string
+  /** Where the bundle is served from (a temporary folder when the repository's is not writable). */
+  outDir: string
   private readonly sourceDir: string
 
   constructor(
@@ -179,7 +181,15 @@ export class ConsoleBundle {
       let m = this.manifest?.fingerprint === print ? this.manifest : await readManifest(this.outDir)
       if (!m || m.fingerprint !== print || !m.files.every((f) => existsSync(path.join(this.outDir, f)))) {
         const started = Date.now()
-        m = await buildConsole({ ...this.opts, sourceDir: this.sourceDir, outDir: this.outDir })
+        try {
+          m = await buildConsole({ ...this.opts, sourceDir: this.sourceDir, outDir: this.outDir })
+        } catch (err) {
+          // A read-only install (a container running as another user than the files' owner): build where we may write.
+          const code = (err as NodeJS.ErrnoException).code
+          if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw err
+          this.outDir = path.join(os.tmpdir(), `queueworks-console-${process.getuid?.() ?? 0}`, this.opts.name)
+          m = await buildConsole({ ...this.opts, sourceDir: this.sourceDir, outDir: this.outDir })
+        }
         logger.info({ console: this.opts.name, ms: Date.now() - started, placeholder: m.placeholder }, 'console bundle built')
       }
       this.manifest = m
