@@ -133,7 +133,7 @@ describe('flags console: live updates, conflicts and failures (Chromium)', funct
     const own = await consoleAccount(rig)
     const { page, context } = await openConsole(rig, own)
     await visit(page, `/projects/${own.projectId}`, 'Flags')
-    const r = await fetch(`${rig.root}/api/v1/account/api-key/rotate`, { method: 'POST', headers: { authorization: `Bearer ${own.apiKey}` } })
+    const r = await fetch(`${rig.root}/api/v1/account/key/rotate`, { method: 'POST', headers: { authorization: `Bearer ${own.apiKey}` } })
     assert.equal(r.status, 200)
     // Without a click: the change stream is ended by the service, and the console asks why.
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor(LIVE)

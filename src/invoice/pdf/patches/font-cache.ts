@@ -16,8 +16,12 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { requireInternal, type PatchTarget } from './patched-versions.ts'
 
+interface FontkitGlyph {
+  codePoints: number[]
+}
 interface FontkitFont {
   createSubset(): unknown
+  getGlyph(id: number, characters?: number[]): FontkitGlyph | null
 }
 interface PdfkitFont {
   font?: FontkitFont
@@ -40,7 +44,26 @@ const parsed = new Map<string, FontkitFont>()
 
 /** Parse these font files once per thread; documents naming them reuse the parsed fonts. */
 export function shareParsedFonts(files: Record<string, Uint8Array>): void {
-  for (const [name, bytes] of Object.entries(files)) if (!parsed.has(name)) parsed.set(name, fontkit.create(bytes))
+  for (const [name, bytes] of Object.entries(files)) if (!parsed.has(name)) parsed.set(name, keepCodePoints(fontkit.create(bytes)))
+}
+
+/**
+ * fontkit keeps one glyph object per glyph id for the font's life, with the characters of the call
+ * that made it. Subsetting a composite glyph (Ü, É, ά …) makes its components (U, E, α …) without
+ * characters; in a font parsed per document that happens only after the document's text was
+ * shaped, but a shared font carries such a glyph into later documents, whose ToUnicode map then
+ * had no text for it (copy, search and pdftotext lost those letters). A glyph made without
+ * characters takes those of the first call that has them, as it would in a fresh font; .notdef
+ * (glyph 0) is left alone, since PDFKit makes it without characters before any text (stock does too).
+ */
+function keepCodePoints(font: FontkitFont): FontkitFont {
+  const getGlyph = font.getGlyph
+  font.getGlyph = function (this: FontkitFont, id: number, characters: number[] = []) {
+    const glyph = getGlyph.call(this, id, characters)
+    if (glyph && id !== 0 && glyph.codePoints.length === 0 && characters.length > 0) glyph.codePoints = characters
+    return glyph
+  }
+  return font
 }
 
 let reuses = 0
