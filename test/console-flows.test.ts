@@ -234,7 +234,13 @@ describe('flags console: every flow end to end (Chromium)', function () {
     assert.equal(bars.filter((h) => h > 0).length, 1, 'one hour with evaluations')
     assert.ok((await page.locator('tbody th').allTextContents()).length >= 1)
     await shot(page, 'usage')
-    // The list's "not evaluated in N days" filter leaves out the flag evaluated just now.
+    // The list's "not evaluated in N days" filter leaves out the flag evaluated just now. Its time is
+    // written after the usage counts (best effort, same flush): wait until the list has it.
+    for (let i = 0; i < 200; i++) {
+      const list = (await apiCall(acc, 'GET', '/flags')).json as { flags: { key: string; last_evaluated_at: string | null }[] }
+      if (list.flags.find((f) => f.key === 'new-checkout')?.last_evaluated_at) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
     await visit(page, `/projects/${acc.projectId}`, 'Flags')
     await page.getByLabel('Not evaluated in (days)').fill('1')
     await page.getByText('3 of 4 flags').waitFor()
