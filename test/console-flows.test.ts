@@ -235,6 +235,10 @@ describe('flags console: every flow end to end (Chromium)', function () {
     assert.ok((await page.locator('tbody th').allTextContents()).length >= 1)
     await shot(page, 'usage')
     // The list's "not evaluated in N days" filter leaves out the flag evaluated just now.
+    // last_evaluated_at is written with the flush that stored the counts (read above): the list
+    // loaded after it has it.
+    const listed = (await apiCall(acc, 'GET', '/flags')).json.flags.find((f: any) => f.key === 'new-checkout')
+    assert.ok(listed.last_evaluated_at, `new-checkout has no last_evaluated_at: ${JSON.stringify(listed)}`)
     await visit(page, `/projects/${acc.projectId}`, 'Flags')
     await page.getByLabel('Not evaluated in (days)').fill('1')
     await page.getByText('3 of 4 flags').waitFor()
