@@ -133,11 +133,15 @@ describe('flags console: live updates, conflicts and failures (Chromium)', funct
     const own = await consoleAccount(rig)
     const { page, context } = await openConsole(rig, own)
     await visit(page, `/projects/${own.projectId}`, 'Flags')
+    const seen: string[] = []
+    page.on('response', async (res) => { if (res.status() === 401) seen.push(`${res.url().replace(rig.root, '')} ${await res.text().catch(() => '?')}`) })
     const r = await fetch(`${rig.root}/api/v1/account/key/rotate`, { method: 'POST', headers: { authorization: `Bearer ${own.apiKey}` } })
     assert.equal(r.status, 200)
     // Without a click: the change stream is ended by the service, and the console asks why.
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor(LIVE)
-    await page.getByText('Your session ended: the API key was revoked').waitFor()
+    const notice = page.locator('.notice-warn')
+    await notice.waitFor()
+    assert.equal(await notice.textContent(), 'Your session ended: the API key was revoked', seen.join('\n'))
     await context.close()
   })
 })

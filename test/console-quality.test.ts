@@ -131,12 +131,12 @@ describe('flags console: accessibility, keyboard, CSP and size (Chromium)', func
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { level: 1, name: 'Flags' }).waitFor()
     // Focus moved to the new screen's heading.
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'page-title')
+    await page.waitForFunction(() => document.activeElement?.id === 'page-title', null, { timeout: 5_000 })
     await tabTo(page, 'button.primary')
     await page.keyboard.press('Enter')
     // The dialog takes focus on its first field.
     await page.getByRole('dialog', { name: 'New flag' }).waitFor()
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'new-key')
+    await page.waitForFunction(() => document.activeElement?.id === 'new-key', null, { timeout: 5_000 })
     await page.keyboard.type('keyboard-flag')
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { level: 1, name: 'keyboard-flag' }).waitFor()

@@ -3,7 +3,8 @@
 // each keystroke the page itself measures, with the Performance API, the time from the key event
 // to the list's DOM being updated, and to the next frame after it. Reference, measured in the same
 // page: the same filtering as a plain Array.filter over the 1,000 keys. Target: ≤ 50 ms per
-// keystroke (the updated DOM, p95).
+// keystroke (the updated DOM, p95). Also: the first screen usable (navigation → the list with its
+// counts) on a warm server, target ≤ 1 s.
 //
 //   npx tsx scripts/bench/console-search.ts [--flags 1000] [--rounds 3] [--no-write]
 import type { AddressInfo } from 'node:net'
@@ -66,9 +67,24 @@ if (!cookie) throw new Error(`no session: ${session.status}`)
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--no-first-run'] })
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: base })
 await context.addCookies([{ name: 'qw_console', value: cookie, url: base }])
+// First screen usable: from the navigation's start (performance.timeOrigin) to the list showing
+// its counts, on a warm server (the first load builds nothing: it is measured as the second).
+await context.addInitScript(() => {
+  new MutationObserver((_, mo) => {
+    const c = document.getElementById('flag-counts')
+    if (c && / of /.test(c.textContent ?? '')) {
+      ;(window as any).__usable = performance.now()
+      mo.disconnect()
+    }
+  }).observe(document, { childList: true, subtree: true, characterData: true })
+})
 const page = await context.newPage()
-await page.goto(`/projects/${project.id}`)
-await page.getByText(`${COUNT} of ${COUNT} flags`).waitFor({ timeout: 60_000 })
+const usable: number[] = []
+for (let i = 0; i < 4; i++) {
+  await page.goto(`/projects/${project.id}`)
+  await page.getByText(`${COUNT} of ${COUNT} flags`).waitFor({ timeout: 60_000 })
+  if (i > 0) usable.push(await page.evaluate(() => (window as any).__usable as number))
+}
 
 // In the page: each keydown starts a clock (the event's own timestamp); the first DOM change of
 // the list after it (rows, counts, or the list's data-query, which says which search it shows,
@@ -138,6 +154,7 @@ const dom = samples.map((s) => s.dom)
 const frame = samples.map((s) => s.frame)
 const f1 = (n: number) => n.toFixed(1)
 const f3 = (n: number) => n.toFixed(3)
+const f0 = (n: number) => n.toFixed(0)
 const load = os.loadavg()[0]!.toFixed(2)
 const date = new Date().toISOString().slice(0, 10)
 const met = q(dom, 0.95) <= TARGET_MS
@@ -147,6 +164,7 @@ const lines = [
   `keystroke → next frame:          p50 ${f1(q(frame, 0.5))} ms  p95 ${f1(q(frame, 0.95))} ms  max ${f1(Math.max(...frame))} ms`,
   `reference, Array.filter of ${COUNT} rows in the page: p50 ${f3(q(ref, 0.5))} ms  max ${f3(Math.max(...ref))} ms`,
   `target ≤ ${TARGET_MS} ms (DOM, p95): ${met ? 'met' : 'missed'}  (load ${load}, ${os.cpus().length} cores)`,
+  `first screen usable (navigation → list of ${COUNT} with its counts), warm: ${usable.map((u) => f0(u)).join(' / ')} ms (target ≤ 1,000 ms: ${Math.max(...usable) <= 1000 ? 'met' : 'missed'})`,
 ]
 console.log(lines.join('\n'))
 if (!values['no-write'])
@@ -164,6 +182,10 @@ plain \`Array.filter\` over ${N} rows in the same page.
 | keystroke → list updated (DOM) | ${f1(q(dom, 0.5))} ms | ${f1(q(dom, 0.95))} ms | ${f1(Math.max(...dom))} ms |
 | keystroke → next frame | ${f1(q(frame, 0.5))} ms | ${f1(q(frame, 0.95))} ms | ${f1(Math.max(...frame))} ms |
 | reference: \`Array.filter\` over ${N} rows | ${f3(q(ref, 0.5))} ms | | ${f3(Math.max(...ref))} ms |
+
+First screen usable on a warm server (from the navigation's start to the list of ${N} flags showing
+its counts, three loads after a first): ${usable.map((u) => `${f0(u)} ms`).join(', ')} (target ≤ 1,000 ms:
+${Math.max(...usable) <= 1000 ? 'met' : 'missed'}).
 
 Target ≤ ${TARGET_MS} ms per keystroke (DOM updated, p95): **${met ? 'met' : 'missed'}**. Why it is cheap: rows are
 prepared once per load (lower-cased text to search), a keystroke is one pass over them, and at most

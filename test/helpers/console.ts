@@ -7,13 +7,15 @@ import path from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchChromium } from './browser.ts'
 import { signIn } from './console-session.ts'
-import { flagsAccount, type FlagsAccount } from './flags.ts'
+import type { FlagsAccount } from './flags.ts'
+import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { startSystem, type TestSystem } from './system.ts'
 import type { Plan } from '../../src/platform/plans.ts'
 
 export const DESKTOP = { width: 1280, height: 800 }
 export const PHONE = { width: 390, height: 844 }
-export const SHOTS = path.resolve(import.meta.dirname, '../../docs/console')
+/** docs/console/ (CONSOLE_SCREENSHOT_DIR elsewhere, e.g. to keep a checkout unchanged). */
+export const SHOTS = process.env.CONSOLE_SCREENSHOT_DIR ?? path.resolve(import.meta.dirname, '../../docs/console')
 
 export interface ConsoleRig {
   sys: TestSystem
@@ -86,8 +88,19 @@ export async function shot(page: Page, name: string, top = true): Promise<void> 
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), animations: 'disabled', caret: 'hide' })
 }
 
+const NAMES = ['ann', 'ben', 'cho', 'dev', 'eva', 'fay', 'gus', 'hal']
+let made = 0
+/** An account on `plan` with a readable e-mail (it shows in the screenshots); each test file has its own database. */
 export async function consoleAccount(rig: ConsoleRig, plan: Plan = 'pro'): Promise<FlagsAccount> {
-  return flagsAccount(rig.sys, plan)
+  const n = made++
+  const email = `${NAMES[n % NAMES.length]}${n >= NAMES.length ? n : ''}@example.com`
+  const r = await fetch(`${rig.root}/api/v1/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
+  const body = (await r.json()) as any
+  if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(body)}`)
+  const acc = (await findAccountByKey(rig.sys.platform.db, 'flags', body.api_key))!
+  if (plan !== 'free') await setPlan(rig.sys.platform.db, acc._id, plan)
+  const projectId = body.project.id as string
+  return { apiKey: body.api_key, sdkKey: body.sdk_key, projectId, accountId: acc._id, project: `${rig.root}/api/v1/projects/${projectId}` }
 }
 
 /** Management API call with the account's key (changes made "elsewhere", not in the browser). */

@@ -4,7 +4,7 @@
 // conflict and lets the user reload, or re-apply the same change on the current version. Follows
 // the change stream: reloads when it has no unsaved edits, says so when it has, and says when the
 // flag was deleted elsewhere.
-import { useEffect, useLayoutEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { ConfirmDialog } from '../ui/dialog.tsx'
 import { Checkbox, FormError, SelectField, TextField } from '../ui/fields.tsx'
@@ -36,7 +36,13 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
   const [draft, setDraft] = useState<Draft | null>(null)
   const [name, setName] = useState('')
   const [tags, setTags] = useState('')
-  const [dirty, setDirty] = useState(false)
+  const [dirty, setDirtyState] = useState(false)
+  // Read by loads that finish later than they started: an edit made meanwhile is never overwritten.
+  const dirtyRef = useRef(false)
+  const setDirty = (d: boolean) => {
+    dirtyRef.current = d
+    setDirtyState(d)
+  }
   const [problems, setProblems] = useState<Problems>({})
   const [formError, setFormError] = useState<string | null>(null)
   const [conflict, setConflict] = useState<Conflict | null>(null)
@@ -52,7 +58,11 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
   const [toggling, setToggling] = useState<Record<string, boolean>>({})
   const flagUrl = (env: string) => `${base(id)}/flags/${seg(flagKey)}?environment=${encodeURIComponent(env)}`
 
-  const load = async (keepDraft = false) => {
+  /** The version the form's draft was read from. */
+  const draftVersion = useRef<number | null>(null)
+  /** Reads the flag in every environment; `drop` discards unsaved edits (the user asked to reload). */
+  const load = async (drop = false) => {
+    if (drop) dirtyRef.current = false
     const names = envs.length ? envs : ['production']
     try {
       const answers = await Promise.all(names.map((env) => api<Flag>('GET', flagUrl(env))))
@@ -63,8 +73,14 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
       setVersion(v >= 0 ? v : null)
       setDeleted(false)
       setLoadError(null)
-      setChangedElsewhere(false)
-      if (!keepDraft) resetDraft(next, editEnv)
+      // Edited while this load was on its way: keep the edits, and say so if the flag moved under them.
+      if (dirtyRef.current) {
+        if (v !== draftVersion.current) setChangedElsewhere(true)
+      } else {
+        setChangedElsewhere(false)
+        draftVersion.current = v >= 0 ? v : null
+        resetDraft(next, editEnv)
+      }
     } catch (e) {
       if (e instanceof ApiError && e.status === 404 && /flag/i.test(e.message)) setDeleted(true)
       else setLoadError((e as Error).message)
@@ -126,6 +142,8 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
       const r = await api<Flag>('PUT', flagUrl(env), { body: { enabled: on }, ifMatch: v })
       setByEnv((prev) => ({ ...prev!, [env]: r.data }))
       if (r.version !== null) setVersion(r.version)
+      // The draft holds no on/off: it stays valid on the version this toggle made.
+      if (draftVersion.current === v) draftVersion.current = r.version
       toast(`${flagKey} is ${on ? 'on' : 'off'} in ${env}`)
     })
     setToggling((t) => {
@@ -153,6 +171,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
       const r = await api<Flag>('PUT', flagUrl(editEnv), { body: full, ifMatch: v })
       setByEnv((prev) => ({ ...prev!, [editEnv]: r.data }))
       if (r.version !== null) setVersion(r.version)
+      draftVersion.current = r.version
       setDraft(toDraft(r.data))
       setDirty(false)
       setChangedElsewhere(false)
@@ -201,7 +220,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
             <button
               type="button"
               onClick={async () => {
-                await load()
+                await load(true)
                 setConflict(null)
               }}
             >
@@ -216,7 +235,7 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
       {changedElsewhere && !conflict && (
         <Notice kind="warn">
           This flag was just changed elsewhere. Saving your edits will ask what to do; or{' '}
-          <button type="button" class="link" onClick={() => load()}>
+          <button type="button" class="link" onClick={() => load(true)}>
             reload it now
           </button>{' '}
           (drops your edits).

@@ -2,8 +2,9 @@
 // the project's change stream (one EventSource while the project is open). `lastChange` carries
 // each change event to the screens that show what it touched.
 import { signal } from '@preact/signals'
-import { api, ApiError, reconnects, seg } from '../ui/api.ts'
+import { api, ApiError, reconnects, reportUnauthorized, seg } from '../ui/api.ts'
 import { subscribe } from '../ui/live.ts'
+import { noteStreamEnded } from './session.ts'
 import type { Environment, Project, Segment } from './types.ts'
 
 export interface ChangeEvent {
@@ -60,9 +61,8 @@ export function openProject(id: string | null): void {
   projectError.value = null
   if (!id) return
   void reloadProject(id)
-  close = subscribe(
-    `${base(id)}/events`,
-    {
+  close = subscribe(`${base(id)}/events`, {
+    on: {
       change: (data) => {
         const ev = { ...data, n: ++n } as ChangeEvent
         if (ev.kind === 'environment' || ev.kind === 'segment' || ev.kind === 'project') void reloadProject(id)
@@ -75,17 +75,23 @@ export function openProject(id: string | null): void {
       },
       // The credentials no longer hold (a revoked key, a deleted project): reading the project
       // again gets the API's own answer (401 ends the session with its message; 404 says so).
-      ended: () => {
+      ended: (data) => {
+        noteStreamEnded(typeof data?.error === 'string' ? data.error : undefined)
         close?.()
         close = null
         void reloadProject(id)
       },
     },
-    () => {
+    onReopen: () => {
       void reloadProject(id)
       resynced.value++
     },
-  )
+    onRefused: (status, message) => {
+      close = null
+      if (status === 401) reportUnauthorized(message)
+      else if (openId === id) projectError.value = message
+    },
+  })
 }
 
 // After the service was unreachable, what is open is read again.

@@ -52,10 +52,26 @@ export async function signOut(): Promise<void> {
   }
 }
 
-handleUnauthorized((message) => {
-  if (!account.value) return
+/** 401 messages that give no reason ("Not signed in", "Unauthorized: …"). */
+const GENERIC = /^(Not signed in|Unauthorized)/
+
+let streamReason: string | null = null
+/** Why the service ended the project's change stream (`ended`): the reason a 401 may not repeat. */
+export function noteStreamEnded(reason: string | undefined): void {
+  streamReason = reason ?? null
+}
+
+handleUnauthorized((answer) => {
+  const message = GENERIC.test(answer) && streamReason ? streamReason : answer
+  if (!account.value) {
+    // Calls made together all fail; the service gives the reason (a revoked key) to one of them
+    // only and a generic 401 to the others, whichever answer arrives first: the reason wins.
+    if (GENERIC.test(endedBecause.value ?? '') && !GENERIC.test(message)) endedBecause.value = message
+    return
+  }
   setCsrfToken(null)
   account.value = null
   endedBecause.value = message
+  streamReason = null
   navigate('/sign-in', true)
 })

@@ -53,7 +53,7 @@ export function SignIn() {
 
   return (
     <Page title="Sign in">
-      {endedBecause.value && <Notice kind="warn">{endedBecause.value}</Notice>}
+      {endedBecause.value && <Notice kind="warn">{/^(Not signed in|Unauthorized)/.test(endedBecause.value) ? 'Your session has ended (signed out elsewhere, expired, or its key was changed). Sign in again.' : endedBecause.value}</Notice>}
       <div class="side-by-side">
         <form
           class="card"

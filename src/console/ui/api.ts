@@ -42,6 +42,11 @@ export function handleUnauthorized(fn: UnauthorizedHandler): void {
   onUnauthorized = fn
 }
 
+/** A 401 met outside api() (a stream refused): handled as api() handles its own. */
+export function reportUnauthorized(message: string): void {
+  onUnauthorized(message)
+}
+
 // Validation messages start with the path of the field they are about: `rules[0].conditions[1].value must …`.
 const FIELD_RE = /^([a-z_][a-z0-9_]*(?:\[\d+\]|\.[a-z_][a-z0-9_]*)*) (?:must|is|has|cannot|should|:)/
 

@@ -1,12 +1,12 @@
 // A screen's frame: its h1 (which takes focus after an in-app navigation, so keyboard and
 // screen-reader users land on the new content) and the document title.
 import type { ComponentChildren } from 'preact'
-import { useEffect, useRef } from 'preact/hooks'
+import { useLayoutEffect, useRef } from 'preact/hooks'
 import { navigated } from './router.ts'
 
 export function Page(props: { title: string; appName?: string; actions?: ComponentChildren; children: ComponentChildren }) {
   const h1 = useRef<HTMLHeadingElement>(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     document.title = `${props.title} · ${props.appName ?? 'Flags console'}`
     if (navigated.value) h1.current?.focus()
   }, [props.title])
