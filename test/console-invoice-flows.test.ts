@@ -351,7 +351,7 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.locator('pre.xml-preview', { hasText: '<ram:ID>RE-7</ram:ID>' }).waitFor()
   })
 
-  it('visitors get the demo editor at /, with the way to sign up; its rate limit reads as a message and passes by itself', async () => {
+  it('visitors get the demo editor at /, with the way to sign up; its rate limit reads as a message saying when the preview comes back', async () => {
     const { page } = await openInvoiceConsole(rig, null)
     await page.goto('/')
     await page.getByRole('heading', { level: 1, name: 'Invoice demo' }).waitFor()
