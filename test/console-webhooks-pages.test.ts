@@ -38,7 +38,10 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
     await waitFor(async () => (await get(api(rig.sys, `/endpoints/${ep.endpoint_id}`), { key })).json.forward_health.succeeded === 1, 20_000, 'a delivery')
   })
   after(async () => {
-    for (const p of pages) assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+    for (const p of pages) {
+      assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+      assert.deepEqual(p.errors.filter((e) => e.startsWith('uncaught')), [], 'uncaught exceptions')
+    }
     await target?.close()
     await rig?.stop()
   })
