@@ -247,6 +247,9 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     const { page, context } = await open(key)
     await visit(page, `/endpoints/${ep.endpoint_id}`, 'inspect me')
     await shot(page, 'webhooks-endpoint')
+    // A free plan's endpoint expires a week after it was made: a time to come, not "just now".
+    await page.getByText('in 7 days', { exact: true }).waitFor()
+    await page.getByText('None: this endpoint does not forward.', { exact: false }).waitFor()
     const link = page.getByRole('link', { name: /Open inspection page/ })
     assert.equal(await link.getAttribute('href'), `/inspect/${ep.endpoint_id}`)
     const [tab] = await Promise.all([context.waitForEvent('page'), link.click()])

@@ -10,7 +10,7 @@ import { Time } from '../ui/format.tsx'
 import { Notice } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
-import { localInputHoursAgo, localInputToIso, utc } from './time.ts'
+import { localInputHoursAgo, localInputToIso, utc } from './time.tsx'
 import type { Delivery, Endpoint, Recovery } from './types.ts'
 
 const FILTERS = [
@@ -85,7 +85,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       </div>
       {error && <Notice kind="error">{error}</Notice>}
       {!items && !error && <p>Loading…</p>}
-      {items && items.length === 0 && <p class="muted">{ep.forward_url ? 'No forward matches.' : 'This endpoint does not forward: it has no target.'}</p>}
+      {items && items.length === 0 && <p class="muted">No forward matches.</p>}
       {items && items.length > 0 && (
         <TableWrap label="Deliveries">
           <table class="deliveries">

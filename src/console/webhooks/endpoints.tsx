@@ -14,7 +14,7 @@ import { APP } from './app-name.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, Health } from './health.tsx'
 import { account } from './session.ts'
-import { utc } from './time.ts'
+import { utc } from './time.tsx'
 import type { Endpoint } from './types.ts'
 
 const REFRESH_MS = 15_000
