@@ -148,6 +148,18 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await context.close()
   })
 
+  it('a key rotated elsewhere ends the session: the next preview sends the editor to sign-in, saying why', async () => {
+    const fresh = await invoiceAccount(rig)
+    const { page, context } = await openInvoiceConsole(rig, fresh.key)
+    await visit(page, '/', 'New invoice')
+    await previewShown(page)
+    assert.equal((await post(api('/account/key/rotate'), undefined, { key: fresh.key })).status, 200)
+    await page.getByLabel('Number', { exact: true }).fill('AFTER-ROTATION')
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    await page.locator('.notice-warn', { hasText: /replaced|rotated|revoked|no longer/i }).waitFor()
+    await context.close()
+  })
+
   it('editor: fields, lines added, moved and removed, running totals as the service computes them, the live preview', async () => {
     const { page } = cp
     await visit(page, '/', 'New invoice')

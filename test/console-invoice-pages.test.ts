@@ -98,7 +98,10 @@ describe('invoice console: pages, budget, accessibility, keyboard (Chromium)', f
       await page.locator('#f-items_0__quantity').fill('-1')
       await page.locator('#f-items_0__quantity-error').waitFor()
       assert.deepEqual(await axeViolations(page), [], 'editor with errors')
-      if (viewport === PHONE) await shot(page, 'invoice-editor-phone')
+      if (viewport === PHONE) {
+        await page.locator('#f-items_0__quantity-error').scrollIntoViewIfNeeded()
+        await shot(page, 'invoice-editor-phone')
+      }
       await page.locator('#f-items_0__quantity').fill('1')
       const screens: Array<[string, string, string]> = [
         ['/invoices', 'Invoices', 'A11Y-1'],
