@@ -121,6 +121,21 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
     })
   }
 
+  it('the service unreachable: the banner and this console\'s words, then it carries on by itself', async () => {
+    const { page } = await open(key)
+    await visit(page, '/endpoints', 'Endpoints')
+    await page.getByRole('rowheader', { name: 'stripe' }).waitFor()
+    // The browser's connection to the service fails (as when it is down), health checks included.
+    await page.route(/\/(api\/v1\/endpoints|healthz)/, (r) => r.abort('connectionrefused'))
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.locator('.banner').waitFor()
+    await page.getByText('The webhook service cannot be reached (down or restarting). Retrying…').waitFor()
+    await page.unroute(/\/(api\/v1\/endpoints|healthz)/)
+    await page.locator('.banner').waitFor({ state: 'detached' })
+    await page.getByText('The webhook service cannot be reached', { exact: false }).waitFor({ state: 'detached' })
+    await page.getByRole('rowheader', { name: 'stripe' }).waitFor()
+  })
+
   it('keyboard only: create an endpoint, open it, retry a dead letter, delete the endpoint', async () => {
     const k = await signup(rig.sys, 'starter')
     const fwd = await createEndpoint(rig.sys, k, { name: 'keyboard target', forward_url: `${target.url}/kb` })

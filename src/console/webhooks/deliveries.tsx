@@ -3,6 +3,7 @@
 // delivered or dead-lettered one can be retried (one more forward round), and all dead letters
 // since a time recovered at once (the recovery runs as a job: its status is polled until done).
 // The first page follows live events (endpoint-page.tsx); once more pages are open it waits for Refresh.
+import { say } from './say.ts'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { FormError, SelectField, TextField } from '../ui/fields.tsx'
@@ -49,7 +50,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       setNext(r.data.next_before)
       setError(null)
     } catch (e) {
-      if (mine === gen.current) setError((e as Error).message)
+      if (mine === gen.current) setError(say(e))
     }
   }
   useEffect(() => void load(), [filter, ep.endpoint_id, reconnects.value])
@@ -66,7 +67,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       await load()
       props.onChange()
     } catch (e) {
-      toast((e as Error).message, 'error')
+      toast(say(e), 'error')
     } finally {
       setRetrying(null)
     }
@@ -177,7 +178,7 @@ function Recover(props: { base: string; onDone: () => void }) {
         return
       }
     } catch (e) {
-      setError((e as Error).message)
+      setError(say(e))
       setBusy(false)
       return
     }
@@ -199,7 +200,7 @@ function Recover(props: { base: string; onDone: () => void }) {
           setRec(r.data)
           void poll(r.data.status_url!)
         } catch (err) {
-          setError((err as Error).message)
+          setError(say(err))
           setBusy(false)
         }
       }}

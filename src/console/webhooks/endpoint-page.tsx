@@ -2,6 +2,7 @@
 // far as the API exposes them (the target is set at creation and cannot be changed; forwards carry
 // the sender's own headers and signature, and no signature of this service; the retry schedule is
 // the operator's, for every endpoint), pause / resume, delete, and the deliveries view.
+import { say } from './say.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -28,7 +29,7 @@ export function EndpointPage(props: { token: string }) {
   const load = () =>
     api<Endpoint>('GET', `/api/v1/endpoints/${seg(props.token)}`)
       .then((r) => (setEp(r.data), setError(null)))
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   useEffect(() => void load(), [props.token, reconnects.value])
   // Captures and forward attempts as they happen: the counts, health and deliveries follow.
   const [activity, setActivity] = useState(0)
@@ -66,7 +67,7 @@ export function EndpointPage(props: { token: string }) {
                   toast(`Forwarding ${ep.forward_paused ? 'resumed' : 'paused'}`)
                   await load()
                 } catch (e) {
-                  toast((e as Error).message, 'error')
+                  toast(say(e), 'error')
                 }
               }}
             >
@@ -173,7 +174,7 @@ export function EndpointPage(props: { token: string }) {
             setConfirmDelete(false)
             navigate('/endpoints')
           } catch (e) {
-            setDeleteError((e as Error).message)
+            setDeleteError(say(e))
           } finally {
             setBusy(false)
           }

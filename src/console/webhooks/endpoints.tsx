@@ -1,6 +1,7 @@
 // The endpoints at a glance: each capture URL with its copy button, captures today, the last
 // capture, the forward target's health and whether forwarding is paused; creating one, pausing,
 // resuming and deleting (after a confirmation naming what is lost). Refreshed every 15 s.
+import { say } from './say.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyButton } from '../ui/copy.tsx'
@@ -35,7 +36,7 @@ export function Endpoints() {
         setList(r.data.endpoints)
         setError(null)
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   useEffect(() => {
     void load()
     const t = setInterval(() => document.visibilityState === 'visible' && void load(), REFRESH_MS)
@@ -58,7 +59,7 @@ export function Endpoints() {
       await load()
     } catch (err) {
       const field = err instanceof ApiError ? err.field : null
-      setCreateError({ field: field ?? (/forward_url/.test((err as Error).message) ? 'forward_url' : null), message: (err as Error).message })
+      setCreateError({ field: field ?? (/forward_url/.test(say(err)) ? 'forward_url' : null), message: say(err) })
     } finally {
       setBusy(false)
     }
@@ -70,7 +71,7 @@ export function Endpoints() {
       toast(`Forwarding of ${label(ep)} ${paused ? 'paused' : 'resumed'}`)
       await load()
     } catch (err) {
-      toast((err as Error).message, 'error')
+      toast(say(err), 'error')
     }
   }
 
@@ -171,7 +172,7 @@ export function Endpoints() {
             setToDelete(null)
             await load()
           } catch (err) {
-            setDeleteError((err as Error).message)
+            setDeleteError(say(err))
           } finally {
             setBusy(false)
           }

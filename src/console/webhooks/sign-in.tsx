@@ -1,6 +1,7 @@
 // Sign-in: paste an API key (wv_…), or create an account (the key is shown once, with a copy
 // button, and then exchanged for a session). The key goes to the service once and is never kept
 // by the page: the session is an HttpOnly cookie.
+import { say } from './say.ts'
 import { useState } from 'preact/hooks'
 import { ApiError } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -25,7 +26,7 @@ export function SignIn() {
     try {
       await signInWithKey(k) // the app then opens afterSignIn
     } catch (e) {
-      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : (e as Error).message
+      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : say(e)
       if (created) setFormError(msg)
       else setKeyError(msg)
     } finally {
@@ -80,7 +81,7 @@ export function SignIn() {
             try {
               setCreated((await signUp(email.trim())).api_key)
             } catch (err) {
-              setEmailError((err as Error).message)
+              setEmailError(say(err))
             } finally {
               setBusy(false)
             }
