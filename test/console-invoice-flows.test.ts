@@ -370,6 +370,13 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.getByRole('link', { name: 'Sign up for your own invoices' }).waitFor()
     await previewShown(page)
     await shot(page, 'invoice-demo')
+    // Download PDF hands over the PDF just previewed: no second demo request.
+    let demoCalls = 0
+    page.on('request', (r) => void (r.url().endsWith('/api/v1/demo-invoice') && demoCalls++))
+    const file = await downloaded(page, () => page.getByRole('button', { name: 'Download PDF' }).click())
+    assert.equal(file.name, 'INV-001.pdf')
+    assert.match(pdfText(file.bytes), /Consulting/)
+    assert.equal(demoCalls, 0)
     // The rest of the minute's budget of this address, spent elsewhere.
     for (let i = 0; i < 6; i++) await post(api('/demo-invoice'), { items: [{ description: 'x', quantity: 1, unit_price: 1 }] })
     await page.getByLabel('Number', { exact: true }).fill('DEMO-2')
