@@ -2,7 +2,6 @@
 // (the service's POST /api/v1/checkout answers the hosted page's address; the browser goes there
 // and Stripe sends it back to the service's "Payment received" page), and the API key replaced
 // with the new one shown once.
-import { say } from './say.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { api, reconnects } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -10,6 +9,7 @@ import { ConfirmDialog } from '../ui/dialog.tsx'
 import { FormError, SelectField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { APP } from './app-name.ts'
+import { say } from './say.ts'
 import { account, rotateKey } from './session.ts'
 import type { AccountUsage, Plan } from './types.ts'
 

@@ -3,7 +3,6 @@
 // delivered or dead-lettered one can be retried (one more forward round), and all dead letters
 // since a time recovered at once (the recovery runs as a job: its status is polled until done).
 // The first page follows live events (endpoint-page.tsx); once more pages are open it waits for Refresh.
-import { say } from './say.ts'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { FormError, SelectField, TextField } from '../ui/fields.tsx'
@@ -11,6 +10,7 @@ import { Time } from '../ui/format.tsx'
 import { Notice } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
+import { say } from './say.ts'
 import { localInputHoursAgo, localInputToIso, utc } from './time.tsx'
 import type { Delivery, Endpoint, Recovery } from './types.ts'
 

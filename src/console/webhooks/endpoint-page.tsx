@@ -2,7 +2,6 @@
 // far as the API exposes them (the target is set at creation and cannot be changed; forwards carry
 // the sender's own headers and signature, and no signature of this service; the retry schedule is
 // the operator's, for every endpoint), pause / resume, delete, and the deliveries view.
-import { say } from './say.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -16,6 +15,7 @@ import { Deliveries } from './deliveries.tsx'
 import { live, watchEndpoint } from './live-activity.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, rate, scheduleText } from './health.tsx'
+import { say } from './say.ts'
 import { account } from './session.ts'
 import { Until, utc } from './time.tsx'
 import type { Endpoint } from './types.ts'

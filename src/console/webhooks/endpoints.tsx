@@ -1,7 +1,6 @@
 // The endpoints at a glance: each capture URL with its copy button, captures today, the last
 // capture, the forward target's health and whether forwarding is paused; creating one, pausing,
 // resuming and deleting (after a confirmation naming what is lost). Refreshed every 15 s.
-import { say } from './say.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyButton } from '../ui/copy.tsx'
@@ -14,6 +13,7 @@ import { toast } from '../ui/toasts.tsx'
 import { APP } from './app-name.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, Health } from './health.tsx'
+import { say } from './say.ts'
 import { account } from './session.ts'
 import { utc } from './time.tsx'
 import type { Endpoint } from './types.ts'

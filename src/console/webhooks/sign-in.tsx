@@ -1,13 +1,13 @@
 // Sign-in: paste an API key (wv_…), or create an account (the key is shown once, with a copy
 // button, and then exchanged for a session). The key goes to the service once and is never kept
 // by the page: the session is an HttpOnly cookie.
-import { say } from './say.ts'
 import { useState } from 'preact/hooks'
 import { ApiError } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
 import { FormError, TextField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { APP } from './app-name.ts'
+import { say } from './say.ts'
 import { endedBecause, signInWithKey, signUp } from './session.ts'
 
 export function SignIn() {
