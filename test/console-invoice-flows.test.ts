@@ -78,7 +78,7 @@ describe('invoice console: every flow end to end (Chromium)', function () {
   after(async () => {
     if (cp) assert.deepEqual(await cspViolations(cp.page), [], 'CSP violations')
     // Refusals the tests ask for (400s at fields) are logged by the browser as failed loads: nothing else may be.
-    if (cp) assert.deepEqual(cp.errors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e)), [], 'console errors')
+    if (cp) assert.deepEqual(cp.errors.filter((e) => !/Failed to load resource: (the server responded with a status of 400|net::ERR_CONNECTION_REFUSED)/.test(e)), [], 'console errors')
     await rig?.stop()
   })
 
@@ -314,6 +314,19 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.reload()
     await page.locator('caption', { hasText: /^2 invoices/ }).waitFor()
     assert.equal(await page.getByLabel('Number contains').inputValue(), 'dl-')
+  })
+
+  it('a service that cannot be reached: the banner and the invoice console’s own words, then it carries on by itself', async () => {
+    const { page } = cp
+    await page.route('**/api/v1/invoices?*', (route) => route.abort('connectionrefused'))
+    await visit(page, '/invoices', 'Invoices')
+    await page.locator('.banner', { hasText: 'The service cannot be reached' }).waitFor()
+    await page.locator('.notice-error', { hasText: 'The invoice service cannot be reached (down or restarting). Retrying…' }).waitFor()
+    await page.unroute('**/api/v1/invoices?*')
+    // The client asks /healthz every second; once it answers, the screen loads again.
+    await page.locator('.banner').waitFor({ state: 'detached' })
+    await page.getByRole('rowheader', { name: 'DL-1' }).first().waitFor()
+    assert.equal(await page.locator('.notice-error').count(), 0)
   })
 
   it('batches: progress, the row that failed with its error, the ZIP', async () => {
