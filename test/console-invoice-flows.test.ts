@@ -78,7 +78,7 @@ describe('invoice console: every flow end to end (Chromium)', function () {
   after(async () => {
     if (cp) assert.deepEqual(await cspViolations(cp.page), [], 'CSP violations')
     // Refusals the tests ask for (400s at fields) are logged by the browser as failed loads: nothing else may be.
-    if (cp) assert.deepEqual(cp.errors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e)), [], 'console errors')
+    if (cp) assert.deepEqual(cp.errors.filter((e) => !/Failed to load resource: (the server responded with a status of 400|net::ERR_CONNECTION_REFUSED)/.test(e)), [], 'console errors')
     await rig?.stop()
   })
 
@@ -145,6 +145,18 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.getByRole('navigation').getByRole('link', { name: 'Invoices' }).click()
     await page.getByRole('heading', { level: 1, name: 'Invoices' }).waitFor()
     await page.getByRole('rowheader', { name: 'INV-001' }).waitFor()
+    await context.close()
+  })
+
+  it('a key rotated elsewhere ends the session: the next preview sends the editor to sign-in, saying why', async () => {
+    const fresh = await invoiceAccount(rig)
+    const { page, context } = await openInvoiceConsole(rig, fresh.key)
+    await visit(page, '/', 'New invoice')
+    await previewShown(page)
+    assert.equal((await post(api('/account/key/rotate'), undefined, { key: fresh.key })).status, 200)
+    await page.getByLabel('Number', { exact: true }).fill('AFTER-ROTATION')
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    await page.locator('.notice-warn', { hasText: /replaced|rotated|revoked|no longer/i }).waitFor()
     await context.close()
   })
 
@@ -304,6 +316,19 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     assert.equal(await page.getByLabel('Number contains').inputValue(), 'dl-')
   })
 
+  it('a service that cannot be reached: the banner and the invoice console’s own words, then it carries on by itself', async () => {
+    const { page } = cp
+    await page.route('**/api/v1/invoices?*', (route) => route.abort('connectionrefused'))
+    await visit(page, '/invoices', 'Invoices')
+    await page.locator('.banner', { hasText: 'The service cannot be reached' }).waitFor()
+    await page.locator('.notice-error', { hasText: 'The invoice service cannot be reached (down or restarting). Retrying…' }).waitFor()
+    await page.unroute('**/api/v1/invoices?*')
+    // The client asks /healthz every second; once it answers, the screen loads again.
+    await page.locator('.banner').waitFor({ state: 'detached' })
+    await page.getByRole('rowheader', { name: 'DL-1' }).first().waitFor()
+    assert.equal(await page.locator('.notice-error').count(), 0)
+  })
+
   it('batches: progress, the row that failed with its error, the ZIP', async () => {
     const { page } = cp
     const rows = [
@@ -351,13 +376,20 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.locator('pre.xml-preview', { hasText: '<ram:ID>RE-7</ram:ID>' }).waitFor()
   })
 
-  it('visitors get the demo editor at /, with the way to sign up; its rate limit reads as a message and passes by itself', async () => {
+  it('visitors get the demo editor at /, with the way to sign up; its rate limit reads as a message saying when the preview comes back', async () => {
     const { page } = await openInvoiceConsole(rig, null)
     await page.goto('/')
     await page.getByRole('heading', { level: 1, name: 'Invoice demo' }).waitFor()
     await page.getByRole('link', { name: 'Sign up for your own invoices' }).waitFor()
     await previewShown(page)
     await shot(page, 'invoice-demo')
+    // Download PDF hands over the PDF just previewed: no second demo request.
+    let demoCalls = 0
+    page.on('request', (r) => void (r.url().endsWith('/api/v1/demo-invoice') && demoCalls++))
+    const file = await downloaded(page, () => page.getByRole('button', { name: 'Download PDF' }).click())
+    assert.equal(file.name, 'INV-001.pdf')
+    assert.match(pdfText(file.bytes), /Consulting/)
+    assert.equal(demoCalls, 0)
     // The rest of the minute's budget of this address, spent elsewhere.
     for (let i = 0; i < 6; i++) await post(api('/demo-invoice'), { items: [{ description: 'x', quantity: 1, unit_price: 1 }] })
     await page.getByLabel('Number', { exact: true }).fill('DEMO-2')

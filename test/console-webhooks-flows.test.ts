@@ -7,6 +7,7 @@
 // each screen go to docs/console/.
 import assert from 'node:assert/strict'
 import { cspViolations, shot, visit } from './helpers/console.ts'
+import { SESSION_REVOKED } from '../src/platform/http/console-session.ts'
 import { get } from './helpers/http.ts'
 import { api, capture, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { openWebhooksConsole, startWebhooksConsole, type WebhooksPage, type WebhooksRig } from './helpers/webhooks-console.ts'
@@ -27,7 +28,10 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     })
   })
   after(async () => {
-    for (const p of pages) assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+    for (const p of pages) {
+      assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+      assert.deepEqual(p.errors.filter((e) => e.startsWith('uncaught')), [], 'uncaught exceptions')
+    }
     await target?.close()
     await rig?.stop()
   })
@@ -110,6 +114,13 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     await page.getByRole('link', { name: 'Endpoints' }).click()
     await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor()
     await page.getByText('usage', { exact: true }).waitFor()
+    // The key replaced elsewhere ends this session: the next call lands on the sign-in, saying why.
+    const again = await fetch(api(rig.sys, '/account/key/rotate'), { method: 'POST', headers: { authorization: `Bearer ${fresh}` } })
+    assert.equal(again.status, 200)
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    await page.locator('.notice-warn').waitFor()
+    assert.equal(await page.locator('.notice-warn').textContent(), SESSION_REVOKED)
   })
 
   it('endpoints: create with a forward target, the overview (captures today, last capture, health), copy, pause, resume, delete naming what is lost', async () => {
@@ -236,6 +247,9 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     const { page, context } = await open(key)
     await visit(page, `/endpoints/${ep.endpoint_id}`, 'inspect me')
     await shot(page, 'webhooks-endpoint')
+    // A free plan's endpoint expires a week after it was made: a time to come, not "just now".
+    await page.getByText('in 7 days', { exact: true }).waitFor()
+    await page.getByText('None: this endpoint does not forward.', { exact: false }).waitFor()
     const link = page.getByRole('link', { name: /Open inspection page/ })
     assert.equal(await link.getAttribute('href'), `/inspect/${ep.endpoint_id}`)
     const [tab] = await Promise.all([context.waitForEvent('page'), link.click()])

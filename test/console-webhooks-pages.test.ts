@@ -38,7 +38,10 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
     await waitFor(async () => (await get(api(rig.sys, `/endpoints/${ep.endpoint_id}`), { key })).json.forward_health.succeeded === 1, 20_000, 'a delivery')
   })
   after(async () => {
-    for (const p of pages) assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+    for (const p of pages) {
+      assert.deepEqual(await cspViolations(p.page), [], 'CSP violations')
+      assert.deepEqual(p.errors.filter((e) => e.startsWith('uncaught')), [], 'uncaught exceptions')
+    }
     await target?.close()
     await rig?.stop()
   })
@@ -117,6 +120,21 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
       }
     })
   }
+
+  it('the service unreachable: the banner and this console\'s words, then it carries on by itself', async () => {
+    const { page } = await open(key)
+    await visit(page, '/endpoints', 'Endpoints')
+    await page.getByRole('rowheader', { name: 'stripe' }).waitFor()
+    // The browser's connection to the service fails (as when it is down), health checks included.
+    await page.route(/\/(api\/v1\/endpoints|healthz)/, (r) => r.abort('connectionrefused'))
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.locator('.banner').waitFor()
+    await page.getByText('The webhook service cannot be reached (down or restarting). Retrying…').waitFor()
+    await page.unroute(/\/(api\/v1\/endpoints|healthz)/)
+    await page.locator('.banner').waitFor({ state: 'detached' })
+    await page.getByText('The webhook service cannot be reached', { exact: false }).waitFor({ state: 'detached' })
+    await page.getByRole('rowheader', { name: 'stripe' }).waitFor()
+  })
 
   it('keyboard only: create an endpoint, open it, retry a dead letter, delete the endpoint', async () => {
     const k = await signup(rig.sys, 'starter')

@@ -9,6 +9,7 @@ import { ConfirmDialog } from '../ui/dialog.tsx'
 import { FormError, SelectField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { account, signInWithKey } from './session.ts'
+import { say } from './say.ts'
 
 export interface Usage {
   plan: string
@@ -58,7 +59,7 @@ export function AccountPage() {
         setUsage(r.data)
         setError(null)
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   }, [reconnects.value])
 
   const chosen = plan || upgrades[0]?.value || ''
@@ -70,7 +71,7 @@ export function AccountPage() {
       const r = await api<{ checkout_url: string }>('POST', '/api/v1/checkout', { body: { plan: chosen } })
       location.assign(r.data.checkout_url)
     } catch (err) {
-      setUpgradeError((err as Error).message)
+      setUpgradeError(say(err))
       setBusy(false)
     }
   }
@@ -83,7 +84,7 @@ export function AccountPage() {
       setNewKey(r.data.api_key)
       setAsking(false)
     } catch (err) {
-      setRotateError((err as Error).message)
+      setRotateError(say(err))
     } finally {
       setBusy(false)
     }

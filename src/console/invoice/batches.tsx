@@ -7,6 +7,7 @@ import { Time } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { APP } from './account.tsx'
+import { say } from './say.ts'
 
 interface Counts {
   queued: number
@@ -56,7 +57,7 @@ export function Batches() {
         setBatches(r.data.batches)
         setError(null)
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   usePoll(load, !!batches?.some((b) => b.status === 'processing'), [reconnects.value])
   return (
     <Page title="Batches" appName={APP}>
@@ -119,7 +120,7 @@ export function BatchPage({ id }: { id: string }) {
         setBatch(r.data)
         setError(null)
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   usePoll(load, batch?.status === 'processing', [id, reconnects.value])
   const failed = batch?.rows.filter((r) => r.error) ?? []
   return (

@@ -65,6 +65,13 @@ function Party(props: { who: 'from' | 'to'; title: string }) {
   )
 }
 
+/** The input a message's path names, or the first input of the row it names (`allowances[0]`); null when the form has none. */
+function targetOf(path: string | null): string | null {
+  if (!path) return null
+  for (const p of [path, `${path}.amount`, `${path}.description`]) if (document.getElementById(fieldId(p))) return fieldId(p)
+  return null
+}
+
 function Summary() {
   const list = problems.value
   if (!list.length) return null
@@ -73,7 +80,7 @@ function Summary() {
       <h2 id="problems-title">The service refused this invoice</h2>
       <ul>
         {list.map((p) => (
-          <li key={p.message}>{p.path ? <a href={`#${fieldId(p.path)}`}>{p.message}</a> : p.message}</li>
+          <li key={p.message}>{targetOf(p.path) ? <a href={`#${targetOf(p.path)}`}>{p.message}</a> : p.message}</li>
         ))}
       </ul>
     </div>

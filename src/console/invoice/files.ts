@@ -9,6 +9,12 @@ export function setFileCsrf(token: string | null): void {
   csrf = token
 }
 
+let onUnauthorized: (message: string) => void = () => {}
+/** What a 401 means here (the session ended: the key was rotated elsewhere); the session sets it. */
+export function handleFileUnauthorized(fn: (message: string) => void): void {
+  onUnauthorized = fn
+}
+
 export class FileError extends ApiError {
   constructor(
     status: number,
@@ -48,6 +54,7 @@ export async function fetchFile(path: string, opts: { body: BodyInit; contentTyp
     }
     const retry = Number(res.headers.get('retry-after'))
     const message = typeof body?.error === 'string' ? body.error : `The service answered ${res.status}`
+    if (res.status === 401) onUnauthorized(message)
     throw new FileError(res.status, message, body, Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : null)
   }
   const blob = await res.blob()

@@ -9,6 +9,7 @@ import { Notice, Page } from '../ui/page.tsx'
 import { currentQuery, navigate } from '../ui/router.ts'
 import { TableWrap } from '../ui/table.tsx'
 import { APP } from './account.tsx'
+import { say } from './say.ts'
 
 interface Listed {
   invoice_id: string
@@ -55,7 +56,7 @@ export function Invoices() {
       setNext(r.data.next_before)
       setError(null)
     } catch (e) {
-      setError((e as Error).message)
+      setError(say(e))
     } finally {
       setBusy(false)
     }

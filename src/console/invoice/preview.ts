@@ -76,7 +76,7 @@ async function render(json: string, signedIn: boolean): Promise<void> {
     const err = e as FileError
     if (err.status === 400) {
       problems.value = parseProblems(err.message)
-      preview.value = { ...preview.value, settledBody: json, status: 'error', error: 'The preview shows the last version the service could render: fix the fields marked below.' }
+      preview.value = { ...preview.value, settledBody: json, status: 'error', error: 'The preview shows the last version the service could render: fix the fields marked in the form.' }
     } else if (err.status === 429 || err.status === 503) {
       preview.value = { ...preview.value, settledBody: json, status: 'error', error: retryMessage(err, signedIn) }
       if (err.retryAfter) {

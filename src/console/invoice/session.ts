@@ -4,7 +4,7 @@
 import { signal } from '@preact/signals'
 import { api, ApiError, handleUnauthorized, setCsrfToken as setApiCsrf } from '../ui/api.ts'
 import { navigate } from '../ui/router.ts'
-import { setFileCsrf } from './files.ts'
+import { handleFileUnauthorized, setFileCsrf } from './files.ts'
 
 function setCsrfToken(token: string | null): void {
   setApiCsrf(token)
@@ -63,10 +63,12 @@ export async function signOut(): Promise<void> {
   }
 }
 
-handleUnauthorized((message) => {
+function ended(message: string): void {
   if (!account.value) return
   setCsrfToken(null)
   account.value = null
   endedBecause.value = message
   navigate('/sign-in', true)
-})
+}
+handleUnauthorized(ended)
+handleFileUnauthorized(ended)

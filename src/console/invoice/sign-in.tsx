@@ -7,6 +7,7 @@ import { CopyBlock } from '../ui/copy.tsx'
 import { FormError, TextField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { endedBecause, signInWithKey, signUp } from './session.ts'
+import { say } from './say.ts'
 
 const APP = 'Invoices'
 
@@ -26,7 +27,7 @@ export function SignIn() {
     try {
       await signInWithKey(k) // the app then opens afterSignIn
     } catch (e) {
-      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : (e as Error).message
+      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : say(e)
       if (created) setFormError(msg)
       else setKeyError(msg)
     } finally {
@@ -82,7 +83,7 @@ export function SignIn() {
             try {
               setCreated(await signUp(email.trim()))
             } catch (err) {
-              setEmailError((err as Error).message)
+              setEmailError(say(err))
             } finally {
               setBusy(false)
             }

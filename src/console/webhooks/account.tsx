@@ -9,6 +9,7 @@ import { ConfirmDialog } from '../ui/dialog.tsx'
 import { FormError, SelectField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { APP } from './app-name.ts'
+import { say } from './say.ts'
 import { account, rotateKey } from './session.ts'
 import type { AccountUsage, Plan } from './types.ts'
 
@@ -51,7 +52,7 @@ export function AccountPage() {
         setError(null)
         if (account.value && account.value.plan !== r.data.plan) account.value = { ...account.value, plan: r.data.plan }
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   useEffect(() => void load(), [reconnects.value])
 
   const higher = info ? PLANS.filter((p) => p.price > (PLANS.find((x) => x.plan === info.plan)?.price ?? 0)) : []
@@ -95,7 +96,7 @@ export function AccountPage() {
                   // Stripe's hosted page: pay there; the plan changes when Stripe confirms the payment.
                   location.assign(r.data.checkout_url)
                 } catch (err) {
-                  setUpgradeError((err as Error).message)
+                  setUpgradeError(say(err))
                   setBusy(false)
                 }
               }}
@@ -149,7 +150,7 @@ export function AccountPage() {
             setNewKey(await rotateKey())
             setConfirmRotate(false)
           } catch (err) {
-            setRotateError((err as Error).message)
+            setRotateError(say(err))
           } finally {
             setBusy(false)
           }

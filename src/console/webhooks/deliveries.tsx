@@ -10,7 +10,8 @@ import { Time } from '../ui/format.tsx'
 import { Notice } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
-import { localInputHoursAgo, localInputToIso, utc } from './time.ts'
+import { say } from './say.ts'
+import { localInputHoursAgo, localInputToIso, utc } from './time.tsx'
 import type { Delivery, Endpoint, Recovery } from './types.ts'
 
 const FILTERS = [
@@ -49,7 +50,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       setNext(r.data.next_before)
       setError(null)
     } catch (e) {
-      if (mine === gen.current) setError((e as Error).message)
+      if (mine === gen.current) setError(say(e))
     }
   }
   useEffect(() => void load(), [filter, ep.endpoint_id, reconnects.value])
@@ -66,7 +67,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       await load()
       props.onChange()
     } catch (e) {
-      toast((e as Error).message, 'error')
+      toast(say(e), 'error')
     } finally {
       setRetrying(null)
     }
@@ -85,7 +86,7 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
       </div>
       {error && <Notice kind="error">{error}</Notice>}
       {!items && !error && <p>Loading…</p>}
-      {items && items.length === 0 && <p class="muted">{ep.forward_url ? 'No forward matches.' : 'This endpoint does not forward: it has no target.'}</p>}
+      {items && items.length === 0 && <p class="muted">No forward matches.</p>}
       {items && items.length > 0 && (
         <TableWrap label="Deliveries">
           <table class="deliveries">
@@ -177,7 +178,7 @@ function Recover(props: { base: string; onDone: () => void }) {
         return
       }
     } catch (e) {
-      setError((e as Error).message)
+      setError(say(e))
       setBusy(false)
       return
     }
@@ -199,7 +200,7 @@ function Recover(props: { base: string; onDone: () => void }) {
           setRec(r.data)
           void poll(r.data.status_url!)
         } catch (err) {
-          setError((err as Error).message)
+          setError(say(err))
           setBusy(false)
         }
       }}

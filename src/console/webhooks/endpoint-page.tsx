@@ -15,8 +15,9 @@ import { Deliveries } from './deliveries.tsx'
 import { live, watchEndpoint } from './live-activity.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, rate, scheduleText } from './health.tsx'
+import { say } from './say.ts'
 import { account } from './session.ts'
-import { utc } from './time.ts'
+import { Until, utc } from './time.tsx'
 import type { Endpoint } from './types.ts'
 
 export function EndpointPage(props: { token: string }) {
@@ -28,7 +29,7 @@ export function EndpointPage(props: { token: string }) {
   const load = () =>
     api<Endpoint>('GET', `/api/v1/endpoints/${seg(props.token)}`)
       .then((r) => (setEp(r.data), setError(null)))
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   useEffect(() => void load(), [props.token, reconnects.value])
   // Captures and forward attempts as they happen: the counts, health and deliveries follow.
   const [activity, setActivity] = useState(0)
@@ -66,7 +67,7 @@ export function EndpointPage(props: { token: string }) {
                   toast(`Forwarding ${ep.forward_paused ? 'resumed' : 'paused'}`)
                   await load()
                 } catch (e) {
-                  toast((e as Error).message, 'error')
+                  toast(say(e), 'error')
                 }
               }}
             >
@@ -97,13 +98,15 @@ export function EndpointPage(props: { token: string }) {
           <Time iso={utc(ep.last_request_at)} />
         </dd>
         <dt>Stored</dt>
-        <dd>{ep.request_count ?? 0} requests</dd>
+        <dd>
+          {ep.request_count ?? 0} request{ep.request_count === 1 ? '' : 's'}
+        </dd>
         <dt>Answers senders</dt>
         <dd>
           {ep.response_code} ({ep.response_content_type})
         </dd>
         <dt>Expires</dt>
-        <dd>{ep.expires_at ? <Time iso={utc(ep.expires_at)} /> : 'never'}</dd>
+        <dd>{ep.expires_at ? <Until iso={utc(ep.expires_at)!} /> : 'never (paid plans keep endpoints)'}</dd>
       </dl>
       <h2>Forwarding</h2>
       {!ep.forward_url ? (
@@ -147,7 +150,14 @@ export function EndpointPage(props: { token: string }) {
           </dd>
         </dl>
       )}
-      <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />
+      {ep.forward_url ? (
+        <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />
+      ) : (
+        <>
+          <h2>Deliveries</h2>
+          <p class="muted">None: this endpoint does not forward. Its captures are on the inspection page.</p>
+        </>
+      )}
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete ${label(ep)}?`}
@@ -164,7 +174,7 @@ export function EndpointPage(props: { token: string }) {
             setConfirmDelete(false)
             navigate('/endpoints')
           } catch (e) {
-            setDeleteError((e as Error).message)
+            setDeleteError(say(e))
           } finally {
             setBusy(false)
           }

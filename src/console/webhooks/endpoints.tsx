@@ -13,8 +13,9 @@ import { toast } from '../ui/toasts.tsx'
 import { APP } from './app-name.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
 import { ForwardState, Health } from './health.tsx'
+import { say } from './say.ts'
 import { account } from './session.ts'
-import { utc } from './time.ts'
+import { utc } from './time.tsx'
 import type { Endpoint } from './types.ts'
 
 const REFRESH_MS = 15_000
@@ -35,7 +36,7 @@ export function Endpoints() {
         setList(r.data.endpoints)
         setError(null)
       })
-      .catch((e) => setError((e as Error).message))
+      .catch((e) => setError(say(e)))
   useEffect(() => {
     void load()
     const t = setInterval(() => document.visibilityState === 'visible' && void load(), REFRESH_MS)
@@ -58,7 +59,7 @@ export function Endpoints() {
       await load()
     } catch (err) {
       const field = err instanceof ApiError ? err.field : null
-      setCreateError({ field: field ?? (/forward_url/.test((err as Error).message) ? 'forward_url' : null), message: (err as Error).message })
+      setCreateError({ field: field ?? (/forward_url/.test(say(err)) ? 'forward_url' : null), message: say(err) })
     } finally {
       setBusy(false)
     }
@@ -70,7 +71,7 @@ export function Endpoints() {
       toast(`Forwarding of ${label(ep)} ${paused ? 'paused' : 'resumed'}`)
       await load()
     } catch (err) {
-      toast((err as Error).message, 'error')
+      toast(say(err), 'error')
     }
   }
 
@@ -171,7 +172,7 @@ export function Endpoints() {
             setToDelete(null)
             await load()
           } catch (err) {
-            setDeleteError((err as Error).message)
+            setDeleteError(say(err))
           } finally {
             setBusy(false)
           }

@@ -1,7 +1,7 @@
 // How an endpoint's forwarding reads at a glance: its target, the success rate of the last
 // attempts, the last error and the dead letters, and whether it is paused.
 import { Time } from '../ui/format.tsx'
-import { utc } from './time.ts'
+import { utc } from './time.tsx'
 import type { Endpoint } from './types.ts'
 
 export function rate(h: NonNullable<Endpoint['forward_health']>): string {

@@ -7,6 +7,7 @@ import { CopyBlock } from '../ui/copy.tsx'
 import { FormError, TextField } from '../ui/fields.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { APP } from './app-name.ts'
+import { say } from './say.ts'
 import { endedBecause, signInWithKey, signUp } from './session.ts'
 
 export function SignIn() {
@@ -25,7 +26,7 @@ export function SignIn() {
     try {
       await signInWithKey(k) // the app then opens afterSignIn
     } catch (e) {
-      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : (e as Error).message
+      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was replaced).' : say(e)
       if (created) setFormError(msg)
       else setKeyError(msg)
     } finally {
@@ -80,7 +81,7 @@ export function SignIn() {
             try {
               setCreated((await signUp(email.trim())).api_key)
             } catch (err) {
-              setEmailError((err as Error).message)
+              setEmailError(say(err))
             } finally {
               setBusy(false)
             }
