@@ -14,7 +14,10 @@ export function Dialog(props: { open: boolean; title: string; onClose: () => voi
       const back = () => opener?.focus?.()
       d.addEventListener('close', back, { once: true })
     } else if (!props.open && d.open) d.close()
-  }, [props.open])
+    // After every render, not only when `open` changes: Escape closes the native dialog before the
+    // parent's state says so, and a reopen in the same batch (closed, then opened again before a
+    // render) leaves `open` true → true, which a dependency on it would never see.
+  })
   return (
     <dialog ref={ref} class={`dialog ${props.class ?? ''}`} aria-labelledby="dialog-title" onClose={props.onClose} onCancel={props.onClose}>
       {props.open && (
