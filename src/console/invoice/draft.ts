@@ -9,11 +9,13 @@ export const PARTY_FIELDS = ['name', 'address', 'email', 'phone', 'street', 'cit
 export type PartyField = (typeof PARTY_FIELDS)[number]
 export type PartyDraft = Record<PartyField, string> & { rest: Record<string, unknown> }
 
-export const LINE_FIELDS = ['description', 'quantity', 'unit_price', 'unit', 'tax_rate', 'tax_category'] as const
-export type LineDraft = Record<(typeof LINE_FIELDS)[number], string> & { key: number; rest: Record<string, unknown> }
-
 export const ADJ_FIELDS = ['amount', 'reason', 'reason_code', 'tax_category', 'tax_rate'] as const
 export type AdjDraft = Record<(typeof ADJ_FIELDS)[number], string> & { key: number; rest: Record<string, unknown> }
+/** A line's allowances and charges (BG-27, BG-28) have no VAT of their own: the line's applies. */
+export const LINE_ADJ_FIELDS = ['amount', 'reason', 'reason_code'] as const
+
+export const LINE_FIELDS = ['description', 'quantity', 'unit_price', 'unit', 'tax_rate', 'tax_category'] as const
+export type LineDraft = Record<(typeof LINE_FIELDS)[number], string> & { key: number; allowances: AdjDraft[]; charges: AdjDraft[]; rest: Record<string, unknown> }
 
 export const TEXT_FIELDS = [
   'format',
@@ -58,7 +60,7 @@ export const nextKey = () => ++keys
 
 const blank = <K extends string>(fields: readonly K[]) => Object.fromEntries(fields.map((f) => [f, ''])) as Record<K, string>
 export const emptyParty = (): PartyDraft => ({ ...blank(PARTY_FIELDS), rest: {} })
-export const emptyLine = (): LineDraft => ({ ...blank(LINE_FIELDS), quantity: '1', key: nextKey(), rest: {} })
+export const emptyLine = (): LineDraft => ({ ...blank(LINE_FIELDS), quantity: '1', key: nextKey(), allowances: [], charges: [], rest: {} })
 export const emptyAdjustment = (): AdjDraft => ({ ...blank(ADJ_FIELDS), key: nextKey(), rest: {} })
 
 export function sampleDraft(): Draft {
@@ -115,7 +117,14 @@ export function toRequest(d: Draft): Record<string, unknown> {
   }
   const payment = fieldsOf(d.payment, PAYMENT_FIELDS, d.payment.rest)
   if (payment) body.payment = payment
-  body.items = d.items.map((l) => fieldsOf(l, LINE_FIELDS, l.rest) ?? {})
+  body.items = d.items.map((l) => {
+    const item: Record<string, unknown> = fieldsOf(l, LINE_FIELDS, l.rest) ?? {}
+    const allowances = list(l.allowances, LINE_ADJ_FIELDS)
+    if (allowances) item.allowances = allowances
+    const charges = list(l.charges, LINE_ADJ_FIELDS)
+    if (charges) item.charges = charges
+    return item
+  })
   const allowances = list(d.allowances, ADJ_FIELDS)
   if (allowances) body.allowances = allowances
   const charges = list(d.charges, ADJ_FIELDS)
@@ -148,11 +157,31 @@ export function fromRequest(req: Record<string, any>): Draft {
     from: split(from, PARTY_FIELDS),
     to: split(to, PARTY_FIELDS),
     payment: split(payment, PAYMENT_FIELDS),
-    items: (Array.isArray(items) && items.length ? items : [{}]).map((i: any) => ({ ...split(i, LINE_FIELDS), key: nextKey() })),
+    items: (Array.isArray(items) && items.length ? items : [{}]).map((i: any) => {
+      const { allowances: la, charges: lc, ...line } = i ?? {}
+      const adj = (xs: any) => (Array.isArray(xs) ? xs : []).map((a: any) => ({ ...split(a, LINE_ADJ_FIELDS), tax_category: '', tax_rate: '', key: nextKey() }))
+      return { ...split(line, LINE_FIELDS), key: nextKey(), allowances: adj(la), charges: adj(lc) }
+    }),
     allowances: (allowances ?? []).map((a: any) => ({ ...split(a, ADJ_FIELDS), key: nextKey() })),
     charges: (charges ?? []).map((a: any) => ({ ...split(a, ADJ_FIELDS), key: nextKey() })),
     rest,
   }
+}
+
+/** The allowances or charges at `path` (`allowances`, `items[2].charges`). */
+export function getList(d: Draft, path: string): AdjDraft[] {
+  let o: any = d
+  for (const p of path.match(/[^.[\]]+/g)!) o = o?.[/^\d+$/.test(p) ? Number(p) : p]
+  return Array.isArray(o) ? o : []
+}
+
+export function setList(path: string, rows: AdjDraft[]): void {
+  const d = structuredClone(draft.value) as any
+  const parts = path.match(/[^.[\]]+/g)!
+  let o = d
+  for (const p of parts.slice(0, -1)) o = o[/^\d+$/.test(p) ? Number(p) : p]
+  o[parts[parts.length - 1]!] = rows
+  draft.value = d
 }
 
 /** Changes one field by its API path (`items[2].quantity`, `from.vat_id`, `payment.iban`). */

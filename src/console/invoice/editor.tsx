@@ -143,8 +143,8 @@ export function Editor(props: { demo: boolean }) {
               <In path="discount" label="Discount" hint="A flat amount off the subtotal" inputMode="decimal" class="num-field" />
             </div>
             <In path="tax_exemption_reason" label="VAT exemption reason" hint="For category E (BT-120)" />
-            <Adjustments kind="allowances" />
-            <Adjustments kind="charges" />
+            <Adjustments path="allowances" title="Allowances (BG-20)" />
+            <Adjustments path="charges" title="Charges (BG-21)" />
           </fieldset>
           <RunningTotals r={r} />
           <fieldset>

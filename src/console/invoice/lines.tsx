@@ -3,7 +3,8 @@
 import { fieldId } from '../ui/fields.tsx'
 import { draft, emptyLine, type LineDraft } from './draft.ts'
 import { CATEGORY_OPTIONS, In, Pick } from './bound.tsx'
-import { problemAt } from './errors.ts'
+import { problemAt, problemUnder } from './errors.ts'
+import { Adjustments } from './adjustments.tsx'
 
 function update(items: LineDraft[]): void {
   draft.value = { ...draft.value, items }
@@ -52,13 +53,18 @@ export function Lines(props: { amounts: (string | null)[]; maxLines: number }) {
               <In path={`items[${i}].quantity`} label="Quantity" inputMode="decimal" class="num-field" />
               <In path={`items[${i}].unit_price`} label="Unit price" inputMode="decimal" class="num-field" />
             </div>
-            <details class="more">
-              <summary>Unit and VAT of line {i + 1}</summary>
+            <details class="more" open={problemUnder(`items[${i}].allowances`) || problemUnder(`items[${i}].charges`) || undefined}>
+              <summary>
+                Unit, VAT, allowances and charges of line {i + 1}
+                {l.allowances.length + l.charges.length > 0 ? ` (${l.allowances.length + l.charges.length})` : ''}
+              </summary>
               <div class="inline-fields">
                 <In path={`items[${i}].unit`} label="Unit code" hint="C62 one, HUR hour, DAY" class="num-field" />
                 <In path={`items[${i}].tax_rate`} label="VAT %" inputMode="decimal" hint="Else the invoice's" class="num-field" />
                 <Pick path={`items[${i}].tax_category`} label="VAT category" options={CATEGORY_OPTIONS} />
               </div>
+              <Adjustments path={`items[${i}].allowances`} title={`Allowances of line ${i + 1} (BG-27)`} />
+              <Adjustments path={`items[${i}].charges`} title={`Charges of line ${i + 1} (BG-28)`} />
             </details>
             <div class="buttons line-buttons">
               {i > 0 && (

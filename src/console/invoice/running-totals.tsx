@@ -42,21 +42,24 @@ export function running(d: Draft): Running {
     if (q == null || p == null || q <= 0 || p < 0) return null
     return money(computeVat({ items: [{ quantity: q, unit_price: p }] }, exp).gross[0]!)
   })
-  const numbers = [d.tax_rate, d.discount, ...d.items.flatMap((l) => [l.quantity, l.unit_price, l.tax_rate]), ...[...d.allowances, ...d.charges].flatMap((a) => [a.amount, a.tax_rate])].map(num)
+  const lineAdj = d.items.flatMap((l) => [...l.allowances, ...l.charges])
+  const numbers = [d.tax_rate, d.discount, ...d.items.flatMap((l) => [l.quantity, l.unit_price, l.tax_rate]), ...[...d.allowances, ...d.charges].flatMap((a) => [a.amount, a.tax_rate]), ...lineAdj.map((a) => a.amount)].map(num)
+  const adjAmounts = (xs: Draft['allowances']) => xs.map((a) => ({ amount: num(a.amount) as number }))
   const items = d.items.map((l) => ({
     quantity: num(l.quantity) as number,
     unit_price: num(l.unit_price) as number,
     tax_rate: num(l.tax_rate) ?? undefined,
     tax_category: cat(l.tax_category),
-    allowances: (l.rest.allowances as { amount: number }[] | undefined) ?? undefined,
-    charges: (l.rest.charges as { amount: number }[] | undefined) ?? undefined,
+    allowances: adjAmounts(l.allowances),
+    charges: adjAmounts(l.charges),
   }))
-  const valid = !numbers.includes(null) && items.every((i) => i.quantity > 0 && i.unit_price >= 0)
+  const valid = !numbers.includes(null) && items.every((i) => i.quantity > 0 && i.unit_price >= 0) && [...lineAdj, ...d.allowances, ...d.charges].every((a) => (num(a.amount) ?? 0) > 0)
   const adj = (a: Draft['allowances'][number]) => ({ amount: num(a.amount) as number, tax_rate: num(a.tax_rate) ?? undefined, tax_category: cat(a.tax_category) })
   const totals = valid
     ? computeVat({ items, tax_rate: num(d.tax_rate) ?? undefined, tax_category: cat(d.tax_category), discount: num(d.discount) ?? undefined, allowances: d.allowances.map(adj), charges: d.charges.map(adj) }, exp)
     : null
-  return { amounts, totals, exp, symbol }
+  // Once everything counts, a line's amount is its net (BT-131: after its own allowances and charges).
+  return { amounts: totals ? totals.lines.map(money) : amounts, totals, exp, symbol }
 }
 
 export function RunningTotals({ r }: { r: Running }) {
