@@ -164,6 +164,7 @@ describe('invoice console: pages, budget, accessibility, keyboard (Chromium)', f
     await page.keyboard.press('Enter')
     // The line moved and the focus went with it (now its Down button, as line 1).
     await page.waitForFunction(() => (document.getElementById('f-items_0__description') as HTMLInputElement)?.value === 'Keyboard work')
+    await page.waitForFunction(() => /^down-/.test(document.activeElement?.id ?? ''), undefined, { timeout: 5_000 }).catch(() => {})
     assert.match(await focused(), /^button#down-\d+:Move line 1 down/)
     await settled(page)
     await tabTo(/^button:Download PDF/)

@@ -1,5 +1,6 @@
 // The invoice's lines: add, remove and move up or down (buttons, so the keyboard does all of it;
 // focus follows the moved line), each with its amount computed as the service computes it.
+import { useLayoutEffect } from 'preact/hooks'
 import { fieldId } from '../ui/fields.tsx'
 import { draft, emptyLine, type LineDraft } from './draft.ts'
 import { CATEGORY_OPTIONS, In, Pick } from './bound.tsx'
@@ -10,12 +11,23 @@ function update(items: LineDraft[]): void {
   draft.value = { ...draft.value, items }
 }
 
+// The element to focus once the lines have rendered after a change: set by an action, taken by
+// the layout effect of the render that shows the change (a frame timer alone could run before
+// that render on a busy machine, and the button that had the focus is gone by then).
+let pendingFocus: string | null = null
 function focusSoon(id: string): void {
-  requestAnimationFrame(() => document.getElementById(id)?.focus())
+  pendingFocus = id
 }
 
 export function Lines(props: { amounts: (string | null)[]; maxLines: number }) {
   const items = draft.value.items
+  useLayoutEffect(() => {
+    const el = pendingFocus ? document.getElementById(pendingFocus) : null
+    if (el) {
+      pendingFocus = null
+      el.focus()
+    }
+  })
   const move = (i: number, by: number) => {
     const next = [...items]
     const [l] = next.splice(i, 1)
