@@ -10,7 +10,7 @@ import { signIn } from './console-session.ts'
 import type { FlagsAccount } from './flags.ts'
 import { findAccountByKey, setPlan } from '../../src/platform/accounts.ts'
 import { startSystem, type TestSystem } from './system.ts'
-import type { Plan } from '../../src/platform/plans.ts'
+import type { Plan, Service } from '../../src/platform/plans.ts'
 
 export const DESKTOP = { width: 1280, height: 800 }
 export const PHONE = { width: 390, height: 844 }
@@ -25,12 +25,13 @@ export interface ConsoleRig {
   stop(): Promise<void>
 }
 
-export async function startConsole(opts: { workers?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleRig> {
-  const sys = await startSystem({ services: ['flags'], workers: opts.workers ?? false, env: { TRUST_PROXY: 'true', ...opts.env } })
-  const root = sys.root.flags!
+/** One service with its console, and one Chromium for the test file. */
+export async function startServiceConsole(service: Service, opts: { workers?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleRig> {
+  const sys = await startSystem({ services: [service], workers: opts.workers ?? false, env: { TRUST_PROXY: 'true', ...opts.env } })
+  const root = sys.root[service]!
   // The first request builds the bundle (when its sources changed): done once here, not in a test.
   const page = await fetch(`${root}/`)
-  if (page.status !== 200) throw new Error(`console page: ${page.status}`)
+  if (page.status !== 200) throw new Error(`console page: ${page.status} ${await page.text()}`)
   const browser = await launchChromium()
   return {
     sys,
@@ -43,6 +44,9 @@ export async function startConsole(opts: { workers?: boolean; env?: Record<strin
   }
 }
 
+/** The flags service's console. */
+export const startConsole = (opts: { workers?: boolean; env?: Record<string, string> } = {}) => startServiceConsole('flags', opts)
+
 export interface ConsolePage {
   context: BrowserContext
   page: Page
@@ -50,11 +54,14 @@ export interface ConsolePage {
   errors: string[]
 }
 
-/** A browser context on the console; signed in with `account`'s API key when given. */
-export async function openConsole(rig: ConsoleRig, account: FlagsAccount | null, viewport = DESKTOP, base = rig.root): Promise<ConsolePage> {
-  const context = await rig.browser.newContext({ viewport, deviceScaleFactor: 1, baseURL: base, reducedMotion: 'reduce' })
-  if (account) {
-    const s = await signIn(rig.root, account.apiKey)
+/** A browser context on the flags console; signed in with `account`'s API key when given. */
+export const openConsole = (rig: ConsoleRig, account: FlagsAccount | null, viewport = DESKTOP, base = rig.root) => openConsoleWithKey(rig, account?.apiKey ?? null, viewport, base)
+
+/** A browser context on a console, signed in with `apiKey` (a session cookie made through the API) when given. */
+export async function openConsoleWithKey(rig: ConsoleRig, apiKey: string | null, viewport = DESKTOP, base = rig.root): Promise<ConsolePage> {
+  const context = await rig.browser.newContext({ viewport, deviceScaleFactor: 1, baseURL: base, reducedMotion: 'reduce', acceptDownloads: true })
+  if (apiKey) {
+    const s = await signIn(rig.root, apiKey)
     const [name, value] = s.cookie.split('=') as [string, string]
     await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Strict' }])
   }
