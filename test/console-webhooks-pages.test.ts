@@ -183,6 +183,23 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
     assert.match(await focused(), /^button:Delete…$/, 'focus returns to the button that opened the dialog')
     await page.keyboard.press('Enter')
     await page.locator('dialog[open]').waitFor()
+    // A busy machine runs input before the browser's queued close event: Escape, then Enter on the
+    // opener, then the close event of the first dialog. Made to happen in that order here; the late
+    // close event must not close the reopened dialog.
+    const reopened = await page.evaluate(async () => {
+      const d = document.querySelector('dialog[open]') as HTMLDialogElement
+      const opener = [...document.querySelectorAll('button')].find((b) => b.textContent === 'Delete…')!
+      d.dispatchEvent(new Event('cancel'))
+      d.close()
+      for (let i = 0; i < 5; i++) await new Promise<void>((r) => queueMicrotask(r))
+      const closedBetween = !d.open
+      opener.click()
+      await new Promise((r) => setTimeout(r, 100))
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)))
+      return { closedBetween, openAfter: document.querySelector('dialog[open]') !== null }
+    })
+    assert.deepEqual(reopened, { closedBetween: true, openAfter: true })
+    await page.locator('dialog[open]').waitFor()
     // The dialog takes the focus (on its first button, the confirmation).
     assert.match(await focused(), /^button:Delete endpoint for good$/)
     await page.keyboard.press('Enter')
