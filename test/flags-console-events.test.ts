@@ -166,7 +166,7 @@ describe('flags console: live events across two replicas', function () {
     const t = await flagsAccount(a)
     const other = await flagsAccount(a)
     assertJsonError(await get(`${onB(t)}/events`), 401)
-    assertJsonError(await get(`${onB(t)}/events`, { headers: { cookie: `qw_console=${'B'.repeat(32)}` } }), 401, 'Not signed in')
+    assertJsonError(await get(`${onB(t)}/events`, { headers: { cookie: `qw_console_flags=${'B'.repeat(32)}` } }), 401, 'Not signed in')
     assertJsonError(await get(`${onB(other)}/events`, { key: t.apiKey }), 404, 'Project not found')
     assertJsonError(await get(`${b.root.flags}/api/v1/projects/nope/events`, { key: t.apiKey }), 404, 'Project not found')
   })

@@ -38,7 +38,7 @@ describe('flags console: sessions', () => {
     assert.match(s.csrf, /^[0-9A-Za-z]{32}$/)
     assert.equal(s.res.headers.get('cache-control'), 'no-store')
     const cookie = s.res.headers.get('set-cookie')!
-    assert.match(cookie, /^qw_console=[0-9A-Za-z]{32}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/)
+    assert.match(cookie, /^qw_console_flags=[0-9A-Za-z]{32}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/)
     const id = s.cookie.split('=')[1]!
     const doc = await sessions().findOne({ _id: sha256(id) as never })
     assert.ok(doc, 'stored under the hash of the id')
@@ -126,13 +126,13 @@ describe('flags console: sessions', () => {
   it('answers 401 "Not signed in" without a live session, and clears a dead cookie', async () => {
     const url = `${root}/api/v1/console/session`
     assertJsonError(await get(url), 401, 'Not signed in')
-    for (const cookie of ['qw_console=nope', `qw_console=${'A'.repeat(32)}`, 'qw_console=', 'other=1']) {
+    for (const cookie of ['qw_console_flags=nope', `qw_console_flags=${'A'.repeat(32)}`, 'qw_console_flags=', 'other=1']) {
       const r = await call('GET', url, { headers: { cookie } })
       assertJsonError(r, 401, 'Not signed in')
     }
-    const r = await call('GET', `${root}/api/v1/projects`, { headers: { cookie: `qw_console=${'A'.repeat(32)}` } })
+    const r = await call('GET', `${root}/api/v1/projects`, { headers: { cookie: `qw_console_flags=${'A'.repeat(32)}` } })
     assertJsonError(r, 401, 'Not signed in')
-    assert.match(r.headers.get('set-cookie') ?? '', /^qw_console=; Path=\/; Max-Age=0/)
+    assert.match(r.headers.get('set-cookie') ?? '', /^qw_console_flags=; Path=\/; Max-Age=0/)
   })
 
   it('signs out: CSRF required, then the session is gone and the cookie cleared', async () => {
@@ -143,7 +143,7 @@ describe('flags console: sessions', () => {
     assert.equal((await withSession(s, 'GET', url)).status, 200, 'still signed in')
     const out = await withSession(s, 'DELETE', url)
     assert.equal(out.status, 204)
-    assert.match(out.headers.get('set-cookie') ?? '', /^qw_console=; Path=\/; Max-Age=0/)
+    assert.match(out.headers.get('set-cookie') ?? '', /^qw_console_flags=; Path=\/; Max-Age=0/)
     assertJsonError(await withSession(s, 'GET', url), 401, 'Not signed in')
     assertJsonError(await withSession(s, 'GET', `${t.project}`), 401, 'Not signed in')
     // Signing out twice, or without a cookie, is fine.
@@ -172,7 +172,7 @@ describe('flags console: sessions', () => {
 
     const r = await withSession(s2, 'GET', `${t.project}/flags`)
     assertJsonError(r, 401, REVOKED)
-    assert.match(r.headers.get('set-cookie') ?? '', /^qw_console=; Path=\/; Max-Age=0/)
+    assert.match(r.headers.get('set-cookie') ?? '', /^qw_console_flags=; Path=\/; Max-Age=0/)
     assertJsonError(await withSession(s1, 'GET', `${root}/api/v1/console/session`), 401, REVOKED)
     assertJsonError(await get(`${t.project}/flags`, { key: t.apiKey }), 401)
     assert.equal((await get(`${t.project}/flags`, { key: fresh })).status, 200)

@@ -1,9 +1,9 @@
-// A console session as a browser holds it (the qw_console cookie and the CSRF token kept in
+// A console session as a browser holds it (the service's qw_console_<service> cookie and the CSRF token kept in
 // memory), and calls of the management API made with it, for the flags-console-* tests.
 import { call, type Res } from './http.ts'
 
 export interface ConsoleSession {
-  /** The Cookie header value: `qw_console=<id>`. */
+  /** The Cookie header value: `qw_console_<service>=<id>`. */
   cookie: string
   csrf: string
   res: Res
@@ -17,9 +17,9 @@ export async function signIn(root: string, apiKey: string, headers: Record<strin
   const res = await call('POST', `${root}/api/v1/console/session`, { json: { api_key: apiKey }, headers: { 'x-forwarded-for': freshIp(), ...headers } })
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${res.text}`)
   const set = res.headers.get('set-cookie') ?? ''
-  const id = /qw_console=([^;]*)/.exec(set)?.[1]
+  const [, name, id] = /^(qw_console_[a-z]+)=([^;]*)/.exec(set) ?? []
   if (!id) throw new Error(`no session cookie: ${set}`)
-  return { cookie: `qw_console=${id}`, csrf: res.json.csrf_token, res }
+  return { cookie: `${name}=${id}`, csrf: res.json.csrf_token, res }
 }
 
 /** A request as the console makes it: the cookie, and the CSRF token unless `csrf: false` (or another token). */

@@ -21,7 +21,7 @@ export function requireApiKey(platform: Platform, service: Service) {
   return async (ctx: Context, next: Next) => {
     const token = bearerToken(ctx)
     if (!token && ctx.get('authorization') === '') {
-      const sid = sessionIdOf(ctx)
+      const sid = sessionIdOf(ctx, service)
       if (sid) {
         const found = await findSession(platform.db, service, sid)
         if (found.ok) {
@@ -31,7 +31,7 @@ export function requireApiKey(platform: Platform, service: Service) {
           ctx.state.session = found.session
           return next()
         }
-        if (found.reason !== 'other_service') throw sessionRefused(ctx, found.reason)
+        if (found.reason !== 'other_service') throw sessionRefused(ctx, service, found.reason)
       }
     }
     const account = token ? await findAccountByKey(platform.db, service, token, { cached: true }) : null

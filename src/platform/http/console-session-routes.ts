@@ -16,6 +16,7 @@ import {
   createSession,
   deleteSession,
   findSession,
+  sessionCookie,
   sessionIdOf,
   sessionRefused,
   setSessionCookie,
@@ -67,7 +68,7 @@ export function consoleSessionRouter(platform: Platform, service: Service): Rout
     '/console/session',
     describedAs({
       summary: 'Sign in to the web console: exchange an API key for a session cookie',
-      description: 'Sets the `qw_console` cookie (HttpOnly, SameSite=Strict, 12 h). Rate limited per client IP.',
+      description: `Sets the \`${sessionCookie(service)}\` cookie (HttpOnly, SameSite=Strict, 12 h). Rate limited per client IP.`,
       responses: { '200': json(sessionBody, 'Signed in; the cookie is set.'), '401': json(errorRef, 'Unknown API key.'), '429': json(errorRef, 'Too many attempts from this address.') },
     }),
     validate(createSessionSchema),
@@ -77,10 +78,10 @@ export function consoleSessionRouter(platform: Platform, service: Service): Rout
       const account = await findAccountByKey(db, service, body.api_key)
       if (!account) throw unauthorized(UNAUTHORIZED)
       // Signing in again from the same browser replaces the session the cookie names.
-      const old = sessionIdOf(ctx)
+      const old = sessionIdOf(ctx, service)
       if (old) await deleteSession(db, old)
       const { id, doc } = await createSession(db, account, body.api_key)
-      setSessionCookie(ctx, id)
+      setSessionCookie(ctx, service, id)
       ctx.set('Cache-Control', 'no-store')
       ctx.body = sessionView(account, doc)
     },
@@ -93,9 +94,9 @@ export function consoleSessionRouter(platform: Platform, service: Service): Rout
       responses: { '200': json(sessionBody, 'Signed in.'), '401': json(errorRef, '`Not signed in`, or `Your session ended: the API key was revoked`.') },
     }),
     async (ctx) => {
-      const sid = sessionIdOf(ctx)
+      const sid = sessionIdOf(ctx, service)
       const found = sid ? await findSession(db, service, sid) : ({ ok: false, reason: 'none' } as const)
-      if (!found.ok) throw sessionRefused(ctx, found.reason === 'revoked' ? 'revoked' : 'none')
+      if (!found.ok) throw sessionRefused(ctx, service, found.reason === 'revoked' ? 'revoked' : 'none')
       ctx.set('Cache-Control', 'no-store')
       ctx.body = sessionView(found.account, found.session)
     },
@@ -111,7 +112,7 @@ export function consoleSessionRouter(platform: Platform, service: Service): Rout
       responses: { '204': { description: 'Signed out.' }, '403': json(errorRef, 'Missing or invalid CSRF token.') },
     }),
     async (ctx: Context) => {
-      const sid = sessionIdOf(ctx)
+      const sid = sessionIdOf(ctx, service)
       if (sid) {
         const found = await findSession(db, service, sid)
         if (found.ok) {
@@ -119,7 +120,7 @@ export function consoleSessionRouter(platform: Platform, service: Service): Rout
           await deleteSession(db, sid)
         }
       }
-      clearSessionCookie(ctx)
+      clearSessionCookie(ctx, service)
       ctx.status = 204
     },
   )

@@ -15,7 +15,11 @@ import type { Service } from '../plans.ts'
 import type { IndexSpec } from '../store/mongo.ts'
 import { forbidden, HttpError } from './errors.ts'
 
-export const SESSION_COOKIE = 'qw_console'
+/**
+ * Cookies are shared by every port of a host, so each service's console has a cookie of its own:
+ * signing in to the invoice console on localhost:3000 leaves the flags console on :3001 signed in.
+ */
+export const sessionCookie = (service: Service) => `qw_console_${service}`
 export const SESSION_MAX_AGE_SEC = 12 * 3600
 export const CSRF_HEADER = 'x-csrf-token'
 
@@ -76,12 +80,13 @@ export async function deleteSession(db: Db, id: string): Promise<void> {
 }
 
 /** The session id the request's cookie carries, if it has one of a plausible shape. */
-export function sessionIdOf(ctx: Context): string | null {
+export function sessionIdOf(ctx: Context, service: Service): string | null {
   const header = ctx.get('cookie')
   if (!header) return null
+  const name = sessionCookie(service)
   for (const part of header.split(';')) {
     const eq = part.indexOf('=')
-    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue
     const v = part.slice(eq + 1).trim()
     return /^[0-9A-Za-z]{32}$/.test(v) ? v : null
   }
@@ -94,8 +99,8 @@ export type SessionLookup =
 
 /**
  * The live session of the cookie for `service`: unknown and expired sessions are none; one whose
- * key is no longer the account's is revoked (and removed). Cookies are shared by every port of a
- * host, so another service's console session reaching this one is told apart (and left alone).
+ * key is no longer the account's is revoked (and removed). A session of another service (its id
+ * copied into this service's cookie) is told apart and left alone.
  */
 export async function findSession(db: Db, service: Service, id: string): Promise<SessionLookup> {
   return findSessionByHash(db, service, sha256(id))
@@ -114,12 +119,12 @@ export async function findSessionByHash(db: Db, service: Service, hash: string):
   return { ok: true, session: s, account }
 }
 
-export function setSessionCookie(ctx: Context, id: string): void {
-  ctx.append('Set-Cookie', `${SESSION_COOKIE}=${id}; Path=/; Max-Age=${SESSION_MAX_AGE_SEC}; HttpOnly; SameSite=Strict${ctx.secure ? '; Secure' : ''}`)
+export function setSessionCookie(ctx: Context, service: Service, id: string): void {
+  ctx.append('Set-Cookie', `${sessionCookie(service)}=${id}; Path=/; Max-Age=${SESSION_MAX_AGE_SEC}; HttpOnly; SameSite=Strict${ctx.secure ? '; Secure' : ''}`)
 }
 
-export function clearSessionCookie(ctx: Context): void {
-  ctx.append('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict${ctx.secure ? '; Secure' : ''}`)
+export function clearSessionCookie(ctx: Context, service: Service): void {
+  ctx.append('Set-Cookie', `${sessionCookie(service)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict${ctx.secure ? '; Secure' : ''}`)
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -133,7 +138,7 @@ export function checkCsrf(ctx: Context, session: ConsoleSessionDoc): void {
 }
 
 /** The 401 of a request whose cookie names no live session (the cookie is cleared). */
-export function sessionRefused(ctx: Context, reason: 'none' | 'revoked' | 'other_service'): HttpError {
-  clearSessionCookie(ctx)
+export function sessionRefused(ctx: Context, service: Service, reason: 'none' | 'revoked' | 'other_service'): HttpError {
+  clearSessionCookie(ctx, service)
   return new HttpError(401, reason === 'revoked' ? SESSION_REVOKED : NOT_SIGNED_IN, { 'WWW-Authenticate': 'Bearer' })
 }
