@@ -118,6 +118,14 @@ describe('flags console: live updates, conflicts and failures (Chromium)', funct
       await banner.waitFor(LIVE)
       assert.match((await banner.textContent())!, /cannot be reached \(down or restarting\).*retries by itself/)
       await shot(page, 'service-down')
+      // A change tried meanwhile is refused in this console's words (the shared client names its service).
+      await page.getByRole('button', { name: 'New flag' }).click()
+      const dialog = page.getByRole('dialog', { name: 'New flag' })
+      await dialog.getByLabel('Key').fill('tried-while-away')
+      await dialog.getByRole('button', { name: 'Create flag' }).click()
+      await dialog.getByText(/^The flags service (cannot be reached|is restarting or unavailable)\. Retrying…$/).waitFor(LIVE)
+      await page.keyboard.press('Escape')
+      await dialog.waitFor({ state: 'hidden' })
       // Meanwhile a change is made; once back, the page shows it without a reload.
       await apiCall(acc, 'POST', '/flags', { key: 'while-away' })
       await proxy.restore()

@@ -2,10 +2,12 @@
 // the one stylesheet, the router, the session check, then the app mounted into #app.
 import '../ui/console.css'
 import { render } from 'preact'
+import { nameService } from '../ui/api.ts'
 import { startRouter } from '../ui/router.ts'
 import { App } from './app.tsx'
 import { loadSession } from './session.ts'
 
+nameService('The flags service')
 startRouter()
 render(<App />, document.getElementById('app')!)
 loadSession().catch(() => {

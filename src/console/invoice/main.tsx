@@ -3,10 +3,12 @@
 import '../ui/console.css'
 import './invoice.css'
 import { render } from 'preact'
+import { nameService } from '../ui/api.ts'
 import { startRouter } from '../ui/router.ts'
 import { App } from './app.tsx'
 import { loadSession } from './session.ts'
 
+nameService('The invoice service')
 startRouter()
 render(<App />, document.getElementById('app')!)
 loadSession().catch(() => {

@@ -29,6 +29,12 @@ export const apiDown = signal(false)
 /** Increases each time the service answers again after being down: screens reload on it. */
 export const reconnects = signal(0)
 
+let serviceName = 'The service'
+/** How messages name the service ("The invoice service cannot be reached"): set once by each console's entry. */
+export function nameService(name: string): void {
+  serviceName = name
+}
+
 let csrfToken: string | null = null
 /** Kept in memory only: re-read from GET /console/session on each load (never localStorage). */
 export function setCsrfToken(token: string | null): void {
@@ -83,11 +89,11 @@ export async function api<T = any>(method: string, path: string, options: CallOp
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e
     markDown()
-    throw new ApiError(0, 'The flags service cannot be reached. Retrying…', null, null)
+    throw new ApiError(0, `${serviceName} cannot be reached. Retrying…`, null, null)
   }
   if (res.status === 502 || res.status === 503 || res.status === 504) {
     markDown()
-    throw new ApiError(res.status, 'The flags service is restarting or unavailable. Retrying…', null, null)
+    throw new ApiError(res.status, `${serviceName} is restarting or unavailable. Retrying…`, null, null)
   }
   if (apiDown.value) markUp()
   const text = await res.text()
