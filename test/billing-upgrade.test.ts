@@ -52,8 +52,14 @@ describe('billing: plan upgrade end to end', function () {
           assert.equal(await page.textContent('#plan'), plan)
           assert.match((await page.textContent('#price'))!, new RegExp(`\\$${PRICES_USD[service][plan]}\\.00`))
           assert.equal(await page.textContent('#email'), account.email)
-          await Promise.all([page.waitForURL(/\/api\/v1\/billing\/success/), page.click('#pay')])
+          const [back] = await Promise.all([page.waitForEvent('response', (r) => /\/api\/v1\/billing\/success/.test(r.url())), page.click('#pay')])
           assert.match((await page.textContent('h1'))!, /Payment received/)
+          assert.match(back.headers()['content-security-policy']!, /^default-src 'none'; style-src 'sha256-/)
+          // The page's own style applies under that policy (a refused style would leave the default serif font).
+          assert.match(await page.evaluate(() => getComputedStyle(document.body).fontFamily), /system-ui/)
+          // A way back to where the plan shows.
+          assert.equal(await page.getAttribute('#back', 'href'), service === 'flags' ? '/' : '/account')
+          assert.equal(new URL(await page.evaluate(() => (document.getElementById('back') as HTMLAnchorElement).href)).origin, sys.root[service])
         } finally {
           await page.close()
         }
@@ -71,6 +77,24 @@ describe('billing: plan upgrade end to end', function () {
         const again = await checkout(sys, service, key, plan)
         assert.equal(again.status, 409)
         assert.equal(again.json.error, `Account is already on the ${plan} plan`)
+      })
+
+      it('cancel on the hosted page → the cancelled page with a way back; the plan stays', async () => {
+        const { key, account } = await signup(sys, service)
+        const res = await checkout(sys, service, key, plan)
+        assert.equal(res.status, 200, res.text)
+        const page = await browser.newPage()
+        try {
+          await page.goto(res.json.checkout_url)
+          await Promise.all([page.waitForURL(/\/api\/v1\/billing\/cancel$/), page.click('#cancel')])
+          assert.equal(await page.textContent('h1'), 'Checkout cancelled')
+          assert.match((await page.textContent('#status'))!, /plan is unchanged/)
+          await page.click('#back')
+          await page.waitForURL(`${sys.root[service]}${service === 'flags' ? '/' : '/account'}`)
+        } finally {
+          await page.close()
+        }
+        assert.equal(await planOf(sys, account._id), 'free')
       })
 
       it('subscription ended (customer.subscription.deleted) → back to free, limits reapplied', async () => {

@@ -128,7 +128,9 @@ describe('invoice console: every flow end to end (Chromium)', function () {
     await page.locator('#pay').click()
     await page.waitForURL('**/api/v1/billing/success**')
     await waitFor(async () => (await get(api('/usage'), { key: fresh.key })).json.plan === 'starter', 20_000, 'the plan change')
-    await visit(page, '/account', 'Account')
+    // The page Stripe returns to leads back to the account screen.
+    await page.getByRole('link', { name: 'Back to your account' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor()
     await page.getByText('Invoices this month: 1 of 100 (99 left)').waitFor()
     assert.equal(await page.locator('#plan-name').textContent(), 'starter')
 

@@ -96,7 +96,9 @@ describe('webhooks console: every flow end to end (Chromium)', function () {
     await page.locator('#pay').click()
     await page.waitForURL('**/api/v1/billing/success**')
     await waitFor(async () => (await apiGet(key, '/account')).plan === 'pro', 20_000, 'the plan change')
-    await visit(page, '/account', 'Account')
+    // The page Stripe returns to leads back to the account screen.
+    await page.getByRole('link', { name: 'Back to your account' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor()
     assert.equal(await page.locator('#plan-name').textContent(), 'Pro')
     assert.match((await page.locator('.who').textContent())!, /pro/)
 
