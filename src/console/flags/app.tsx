@@ -11,6 +11,7 @@ import { FlagList } from './flag-list.tsx'
 import { FlagPage } from './flag-page.tsx'
 import { Playground } from './playground.tsx'
 import { openProject, project, projectError } from './project-data.ts'
+import { ProjectHistory } from './project-history.tsx'
 import { Projects } from './projects.tsx'
 import { Segments } from './segments.tsx'
 import { account, afterSignIn, sessionChecked, signOut } from './session.ts'
@@ -29,6 +30,7 @@ const PROJECT_ROUTES: Array<[string, Screen]> = [
   ['/projects/:id/segments', (p) => <Segments id={p.id!} />],
   ['/projects/:id/environments', (p) => <EnvironmentsKeys id={p.id!} />],
   ['/projects/:id/webhooks', (p) => <ChangeWebhooks id={p.id!} />],
+  ['/projects/:id/history', (p) => <ProjectHistory id={p.id!} />],
 ]
 
 function route(path: string): { screen: preact.JSX.Element | null; projectId: string | null } {
@@ -48,6 +50,7 @@ function projectNav(id: string, path: string): NavItem[] {
     { href: `${root}/segments`, label: 'Segments' },
     { href: `${root}/environments`, label: 'Environments & keys' },
     { href: `${root}/webhooks`, label: 'Webhooks' },
+    { href: `${root}/history`, label: 'History' },
   ]
   for (const i of items) i.current ??= path === i.href
   return items

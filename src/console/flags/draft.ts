@@ -2,7 +2,7 @@
 // and back: the body of the PUT, or the problems keyed by the same field paths the API names in
 // its messages (`rules[0].conditions[1].value`), so our checks and the API's land on the same field.
 import { operatorInfo, textOf, valueOf, valueProblem } from './operators.ts'
-import type { Flag, FlagType, Rule, Split, Variant } from './types.ts'
+import type { Condition, Flag, FlagType, Rule, Split, Variant } from './types.ts'
 
 export interface DraftCondition {
   attribute: string
@@ -74,11 +74,14 @@ export function emptyVariant(type: FlagType | undefined, n: number): DraftVarian
   return { name: `variant-${n}`, weight: '0', value: type === 'boolean' ? 'true' : type === 'number' ? '0' : type === 'object' ? '{}' : '' }
 }
 
+/** A stored condition as the form holds it. */
+export const conditionDraft = (c: Condition): DraftCondition => ({ attribute: c.attribute, operator: c.operator, text: textOf(c.value), case_insensitive: !!c.case_insensitive, negate: !!c.negate })
+
 export function toDraft(f: Flag): Draft {
   return {
     default_value: valueText(f.type, f.default_value),
     rules: f.rules.map((r) => ({
-      conditions: r.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, text: textOf(c.value), case_insensitive: !!c.case_insensitive, negate: !!c.negate })),
+      conditions: r.conditions.map(conditionDraft),
       segments: r.segments ?? [],
       mode: r.variants ? 'variants' : 'value',
       value: r.variants ? valueText(f.type, f.default_value) : valueText(f.type, r.value),

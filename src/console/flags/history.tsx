@@ -1,62 +1,16 @@
-// A flag's audit trail: who changed what and when, each change as readable lines ("production ›
-// rules[0] › value: a → b") taken from the entry's JSON Patch and its before state, and "revert to
-// this version" (sent with If-Match, recorded as a new change).
+// A flag's audit trail: who changed what and when, each change as readable lines (history-entry.tsx,
+// shared with the project's history), and "revert to this version" (sent with If-Match, recorded
+// as a new change).
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { ConfirmDialog } from '../ui/dialog.tsx'
-import { exact, showValue, Time } from '../ui/format.tsx'
+import { exact } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { toast } from '../ui/toasts.tsx'
 import { FlagTabs } from './flag-tabs.tsx'
+import { Diff, WhoWhen } from './history-entry.tsx'
 import { base, lastChange } from './project-data.ts'
 import type { Flag, HistoryEntry } from './types.ts'
-
-function at(doc: any, pointer: string): unknown {
-  let v = doc
-  for (const raw of pointer.split('/').slice(1)) {
-    if (v === null || v === undefined) return undefined
-    v = v[raw.replace(/~1/g, '/').replace(/~0/g, '~')]
-  }
-  return v
-}
-
-const readable = (path: string) =>
-  path
-    .split('/')
-    .slice(1)
-    .filter((p) => p !== 'environments')
-    .map((p) => (/^\d+$/.test(p) ? `#${Number(p) + 1}` : p.replace(/~1/g, '/')))
-    .join(' › ') || 'the flag'
-
-const short = (v: unknown) => {
-  const s = showValue(v)
-  return s.length > 160 ? `${s.slice(0, 157)}…` : s
-}
-
-export function Diff({ entry }: { entry: HistoryEntry }) {
-  if (entry.before === null) return <p class="diff">Created.</p>
-  if (entry.after === null) return <p class="diff">Deleted.</p>
-  return (
-    <ul class="diff">
-      {entry.changes.map((c, i) => (
-        <li key={i}>
-          <span class="mono">{readable(c.path)}</span>:{' '}
-          {c.op === 'add' ? (
-            <ins>{short(c.value)}</ins>
-          ) : c.op === 'remove' ? (
-            <>
-              <del>{short(at(entry.before, c.path))}</del> removed
-            </>
-          ) : (
-            <>
-              <del>{short(at(entry.before, c.path))}</del> → <ins>{short(c.value)}</ins>
-            </>
-          )}
-        </li>
-      ))}
-    </ul>
-  )
-}
 
 export function FlagHistory({ id, flagKey }: { id: string; flagKey: string }) {
   const [entries, setEntries] = useState<HistoryEntry[] | null>(null)
@@ -103,9 +57,7 @@ export function FlagHistory({ id, flagKey }: { id: string; flagKey: string }) {
                   </button>
                 )}
               </div>
-              <p class="muted">
-                <Time iso={e.at} /> by {e.actor.email ?? e.actor.api_key?.hint ?? e.actor.account_id}
-              </p>
+              <WhoWhen entry={e} />
               <Diff entry={e} />
             </li>
           ))}

@@ -9,12 +9,13 @@ import { ValueInput } from './value-input.tsx'
 
 const OPERATOR_OPTIONS = OPERATOR_INFO.map((i) => ({ value: i.op, label: `${i.label} (${i.op})`, group: i.group }))
 
-export function ConditionEditor(p: { at: string; c: DraftCondition; problems: Problems; onChange: (c: DraftCondition) => void; onRemove: () => void; n: number }) {
+/** `idPrefix` keeps two forms on one screen (a segment's edit and the new segment) apart: same paths, other ids. */
+export function ConditionEditor(p: { at: string; c: DraftCondition; problems: Problems; onChange: (c: DraftCondition) => void; onRemove: () => void; n: number; idPrefix?: string }) {
   const { c, at } = p
   const info = operatorInfo(c.operator)
   const set = (patch: Partial<DraftCondition>) => p.onChange({ ...c, ...patch })
   const multi = info.kind === 'list' || info.kind === 'text-or-list' || info.kind === 'cidr'
-  const id = fieldId(at)
+  const id = fieldId((p.idPrefix ?? '') + at)
   return (
     <fieldset class="condition">
       <legend>Condition {p.n}</legend>

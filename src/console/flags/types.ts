@@ -63,6 +63,7 @@ export interface Segment {
   name: string
   description?: string
   conditions: Condition[]
+  version?: number
 }
 
 export interface HistoryEntry {
