@@ -24,6 +24,7 @@ const readable = (path: string, whole: string) =>
     .join(' › ') || whole
 
 const short = (v: unknown) => {
+  if (v === '') return '(empty)'
   const s = showValue(v)
   return s.length > 160 ? `${s.slice(0, 157)}…` : s
 }
@@ -35,8 +36,13 @@ export function Diff({ entry }: { entry: HistoryEntry }) {
     <ul class="diff">
       {entry.changes.map((c, i) => (
         <li key={i}>
-          <span class="mono">{readable(c.path, `the ${entry.kind.replace('_', ' ')}`)}</span>:{' '}
-          {c.op === 'add' ? (
+          <span class="mono">{readable(c.path.replace(/\/-$/, ''), `the ${entry.kind.replace('_', ' ')}`)}</span>:{' '}
+          {/* An add at the end of a list (path …/-): what was appended. */}
+          {c.op === 'add' && c.path.endsWith('/-') ? (
+            <>
+              <ins>{short(c.value)}</ins> added
+            </>
+          ) : c.op === 'add' ? (
             <ins>{short(c.value)}</ins>
           ) : c.op === 'remove' ? (
             <>

@@ -159,7 +159,7 @@ export function ProjectHistory({ id }: { id: string }) {
         </ol>
       )}
       {next && (
-        <button type="button" disabled={busy} onClick={() => load(next)}>
+        <button type="button" id="history-more" disabled={busy} onClick={() => load(next)}>
           Older changes
         </button>
       )}
