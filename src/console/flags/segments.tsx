@@ -41,7 +41,8 @@ export function Segments({ id }: { id: string }) {
                 aria-label={`Delete the segment ${s.name}`}
                 onClick={async () => {
                   try {
-                    await api('DELETE', `${base(id)}/segments/${seg(s.name)}`)
+                    // On the version shown: one changed meanwhile is not deleted unseen (412, its message in the toast).
+                    await api('DELETE', `${base(id)}/segments/${seg(s.name)}`, { ifMatch: s.version ?? null })
                     toast(`Segment ${s.name} deleted`)
                     await reloadProject(id)
                   } catch (e) {
