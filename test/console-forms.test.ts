@@ -3,9 +3,10 @@
 // refuses nothing the API takes, but for RE2 syntax, which is left to the API), a draft becomes the
 // body the API stores, and the flags list's search, filters and sort.
 import assert from 'node:assert/strict'
-import { conditionSchema, rulesSchema } from '../src/flags/flag-schema.ts'
+import { conditionSchema, flagKeySchema, rulesSchema } from '../src/flags/flag-schema.ts'
+import { createSegmentSchema } from '../src/flags/segment-schema.ts'
 import { OPERATORS as ENGINE_OPERATORS } from '../src/flags/engine/operators.ts'
-import { fromDraft, newRule, toDraft } from '../src/console/flags/draft.ts'
+import { fromDraft, keyProblem, newRule, toDraft } from '../src/console/flags/draft.ts'
 import { filterRows, NO_FILTER, sortRows, toRows } from '../src/console/flags/flag-filter.ts'
 import { operatorInfo, OPERATORS, valueOf, valueProblem } from '../src/console/flags/operators.ts'
 import { fieldOf } from '../src/console/ui/api.ts'
@@ -43,6 +44,16 @@ describe('flags console: forms and list logic', () => {
     // RE2 syntax is the API's to judge: the console lets it through, the API refuses it.
     assert.equal(valueProblem('regex', 'x{2000}'), null)
     assert.equal(conditionSchema.safeParse({ attribute: 'a', operator: 'matches', value: 'x{2000}' }).success, false)
+  })
+
+  it('a flag key or segment name the console accepts is one the API accepts, and the reverse', () => {
+    const keys = ['a', 'new-checkout', 'v1.2_x', 'k'.repeat(128), 'k'.repeat(129), '', '.', '..', '...', '.a', 'a.', 'has space', 'ü', 'a/b', '%2E']
+    for (const key of keys) {
+      const api = flagKeySchema.safeParse(key).success
+      const segment = createSegmentSchema.shape.body.safeParse({ name: key, conditions: [{ attribute: 'a', operator: 'eq', value: 'b' }] }).success
+      assert.equal(keyProblem(key) === null, api, `flag key ${JSON.stringify(key)}: console ${keyProblem(key)}, API ${api}`)
+      assert.equal(segment, api, `segment name ${JSON.stringify(key)} follows flag keys`)
+    }
   })
 
   it('a draft round-trips to the body the API stores, typed values included; problems are named by the API’s field paths', () => {

@@ -47,6 +47,11 @@ describe('flags: segments', () => {
     assert.equal(c.json.name, 'beta-testers')
     assertJsonError(await post(segs, { name: 'beta-testers', conditions: [{ attribute: 'a', operator: 'eq', value: 'b' }] }, { key: t.apiKey }), 409)
     assertJsonError(await post(segs, { name: 'x', conditions: [{ attribute: 'a', operator: 'gt', value: 'abc' }] }, { key: t.apiKey }), 400, 'conditions[0].value must be a number')
+    // A name of only dots could never be named in …/segments/<name>: refused, nothing made.
+    for (const name of ['.', '..', '...']) {
+      assertJsonError(await post(segs, { name, conditions: [{ attribute: 'a', operator: 'eq', value: 'b' }] }, { key: t.apiKey }), 400, 'name cannot be made only of dots (a URL cannot name it)')
+    }
+    assert.deepEqual((await get(segs, { key: t.apiKey })).json.segments.map((s: { name: string }) => s.name), ['beta-testers'])
 
     for (const key of ['new-ui', 'dark-mode']) {
       const f = await post(flags, { key, type: 'boolean', enabled: true, default_value: false, rules: [{ conditions: [{ attribute: 'country', operator: 'eq', value: 'DE' }], segments: ['beta-testers'], value: true }] }, { key: t.apiKey })

@@ -19,9 +19,18 @@ export const MAX_RULE_SEGMENTS = 10
 export const FLAG_KEY_RE = /^[A-Za-z0-9._-]{1,128}$/
 const FLAG_KEY_MESSAGE = 'key must be 1-128 characters of letters, digits, ".", "_" and "-"'
 
+/**
+ * A key made only of dots cannot be named in a URL path: "." and ".." are removed from it by every
+ * HTTP client before the request leaves (`/flags/..` is `/`), so OFREP's single-flag route and the
+ * management API could never reach it. Refused when a flag or segment is created.
+ */
+export const ONLY_DOTS = /^\.+$/
+export const ONLY_DOTS_MESSAGE = 'cannot be made only of dots (a URL cannot name it)'
+
 export const flagKeySchema = z
   .string({ error: (i) => (i.input === undefined ? 'key is required' : 'key must be a string') })
   .regex(FLAG_KEY_RE, { error: FLAG_KEY_MESSAGE })
+  .refine((k) => !ONLY_DOTS.test(k), { error: `key ${ONLY_DOTS_MESSAGE}` })
 
 /** Condition values compare as strings: numbers and booleans given in JSON are stored as strings. */
 /** Segment names follow flag keys' rules. */

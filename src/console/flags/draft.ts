@@ -37,6 +37,13 @@ export interface Draft {
 export type Problems = Record<string, string>
 
 /** The text of a flag value in the form, by the flag's type. */
+/** What the API refuses in a flag key or segment name (flag-schema.ts), in the console's words; null when fine. */
+export function keyProblem(key: string): string | null {
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(key)) return '1–128 letters, digits, ".", "_" or "-"'
+  if (/^\.+$/.test(key)) return 'Not only dots: a URL could not name it'
+  return null
+}
+
 export function valueText(type: FlagType | undefined, v: unknown): string {
   if (v === undefined || v === null) return type === 'object' ? '{}' : ''
   if (type === 'object') return JSON.stringify(v, null, 2)

@@ -11,7 +11,7 @@ import { Time } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { navigate } from '../ui/router.ts'
 import { TableWrap } from '../ui/table.tsx'
-import { parseValue } from './draft.ts'
+import { keyProblem, parseValue } from './draft.ts'
 import { filterRows, NO_FILTER, sortRows, tagsOf, toRows, type Filter, type ListRow, type SortKey } from './flag-filter.ts'
 import { base, environments, lastChange, resynced } from './project-data.ts'
 import type { Flag, FlagType } from './types.ts'
@@ -175,8 +175,6 @@ export function FlagList({ id }: { id: string }) {
   )
 }
 
-const KEY_RE = /^[A-Za-z0-9._-]{1,128}$/
-
 function NewFlagDialog({ id, open, onClose }: { id: string; open: boolean; onClose: () => void }) {
   const [key, setKey] = useState('')
   const [name, setName] = useState('')
@@ -192,7 +190,8 @@ function NewFlagDialog({ id, open, onClose }: { id: string; open: boolean; onClo
         onSubmit={async (e) => {
           e.preventDefault()
           const errs: Record<string, string> = {}
-          if (!KEY_RE.test(key)) errs.key = '1–128 letters, digits, ".", "_" or "-"'
+          const keyError = keyProblem(key)
+          if (keyError) errs.key = keyError
           const dv = parseValue(t, def)
           if (dv.problem) errs.default_value = dv.problem
           setErrors(errs)

@@ -6,7 +6,7 @@ import { api, seg } from '../ui/api.ts'
 import { FormError, TextField } from '../ui/fields.tsx'
 import { Page } from '../ui/page.tsx'
 import { toast } from '../ui/toasts.tsx'
-import type { DraftCondition, Problems } from './draft.ts'
+import { keyProblem, type DraftCondition, type Problems } from './draft.ts'
 import { describeRule } from './playground.tsx'
 import { base, reloadProject, segments } from './project-data.ts'
 import { SegmentEdit } from './segment-edit.tsx'
@@ -73,7 +73,8 @@ export function Segments({ id }: { id: string }) {
           e.preventDefault()
           const checked = checkSegment(conditions, description)
           const mine = checked.problems
-          if (!/^[A-Za-z0-9._-]{1,128}$/.test(name)) mine.name = '1–128 letters, digits, ".", "_" or "-"'
+          const nameError = keyProblem(name)
+          if (nameError) mine.name = nameError
           setProblems(mine)
           setFormError(null)
           if (Object.keys(mine).length) return
