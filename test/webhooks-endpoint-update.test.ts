@@ -241,6 +241,14 @@ describe('webhooks: changing an endpoint (PATCH /endpoints/{token})', () => {
     assert.equal((await get(api(sys, `/endpoints/${ep.endpoint_id}`), { key: theirs })).json.name, 'theirs')
   })
 
+  it('is described in /openapi.json (so the OpenAPI fuzz test sends it hostile input)', async () => {
+    const spec = (await get(`${sys.root.webhooks}/openapi.json`)).json
+    const op = spec.paths['/api/v1/endpoints/{token}']?.patch
+    assert.ok(op, 'PATCH /api/v1/endpoints/{token} is listed')
+    assert.match(op.summary, /capture URL stays the same/)
+    assert.deepEqual(Object.keys(op.requestBody.content['application/json'].schema.properties).sort(), ['forward_url', 'name', 'response_body', 'response_code', 'response_content_type'])
+  })
+
   describe('a second API replica on the same database', () => {
     let other: TestSystem
     before(async () => {
