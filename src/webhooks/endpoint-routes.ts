@@ -1,6 +1,6 @@
 // The webhook-capture management API (docs/webhooks.md, "Endpoints") under /api/v1: signup,
-// endpoints, captured
-// requests (list, read, raw body, delete), replay, manual forward retry and signature verification.
+// endpoints (create, list, read, change settings, delete), captured requests (list, read, raw body,
+// delete), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { forwardSchedule, scheduleForward } from './forward/forward-schedule.ts'
@@ -10,6 +10,7 @@ import { clock } from '../platform/clock.ts'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { conflict, forbidden, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 import { randomId } from '../platform/ids.ts'
 import type { Platform } from '../platform/platform.ts'
 import { checkOutboundUrl } from '../platform/outbound/outbound-url.ts'
@@ -19,10 +20,11 @@ import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointD
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './store/limit-store.ts'
 import { presentAttempt, presentCapture, presentEndpoint, presentOverview, publicBase } from './store/present.ts'
 import { recoveries } from './forward/dead-letter-recovery.ts'
+import { deadLetterOwed } from './forward/forward-stop.ts'
 import { countDead, deleteForwardStats, forwardStatsOf } from './store/forward-stats.ts'
 import { replayNow } from './replay/replay.ts'
 import { findCaptures } from './search/capture-search.ts'
-import { createEndpointSchema, endpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './endpoint-schema.ts'
+import { createEndpointSchema, endpointSchema, updateEndpointSchema, listRequestsSchema, replaySchema, requestSchema, verifySchema } from './endpoint-schema.ts'
 import { ENDPOINT_NOT_FOUND, ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 import { verifySignature } from './signatures/index.ts'
@@ -31,6 +33,12 @@ export const SAVE_KEY_MESSAGE = 'Save your API key now: it is shown only once an
 export const paidOnly = (feature: string, plan: string) =>
   `${feature} is not available on the ${plan} plan. Upgrade to a paid plan (starter, pro or business) to use it.`
 const REQUEST_NOT_FOUND = 'Request not found'
+
+const UPDATE_OPENAPI = {
+  summary: "Change an endpoint's settings; its capture URL stays the same",
+  description:
+    'Any of the fields of create, at least one; the others keep their values. Checked as create checks them: forward_url must be a public http(s) URL and needs a paid plan; null stops forwarding. Every capture and forward attempt reads the endpoint as it is then: the next capture is answered with the new response, and the next attempt of a forward already owed goes to the new forward_url. Removing forward_url dead-letters the forwards still owed (pending, retrying, held while paused) with a reason, for a later retry or recovery. Answers the endpoint as GET does.',
+}
 
 function limitsOf(account: Pick<Account, 'plan'>) {
   const l = WEBHOOKS_LIMITS[account.plan]
@@ -47,6 +55,17 @@ export function endpointsRouter(platform: Platform): Router {
     const cap = await getCapture(db, ep._id, id)
     if (!cap) throw notFound(REQUEST_NOT_FOUND)
     return { ep, cap }
+  }
+
+  /** One endpoint as GET …/endpoints/{token} answers it (PATCH answers the same). */
+  async function presentOne(ctx: Context, ep: EndpointDoc) {
+    const [counts, stats] = await Promise.all([countByEndpoint(db, [ep]), forwardStatsOf(db, [ep._id])])
+    return {
+      ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0),
+      ...presentOverview(ep, stats.get(ep._id), clock.now()),
+      // The retry schedule its forwards follow (the operator's, the same for every endpoint): the console shows it.
+      forward_schedule_ms: ep.forward_url ? forwardSchedule(config) : null,
+    }
   }
 
   function requirePaid(account: Account, feature: string) {
@@ -109,14 +128,26 @@ export function endpointsRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
     const { params } = input(ctx, endpointSchema)
+    ctx.body = await presentOne(ctx, await ownEndpoint(db, ctx, params.token))
+  })
+
+  router.patch('/endpoints/:token', describedAs(UPDATE_OPENAPI), auth, validate(updateEndpointSchema), async (ctx) => {
+    const account = accountOf(ctx)
+    const { params, body } = input(ctx, updateEndpointSchema)
     const ep = await ownEndpoint(db, ctx, params.token)
-    const [counts, stats] = await Promise.all([countByEndpoint(db, [ep]), forwardStatsOf(db, [ep._id])])
-    ctx.body = {
-      ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0),
-      ...presentOverview(ep, stats.get(ep._id), clock.now()),
-      // The retry schedule its forwards follow (the operator's, the same for every endpoint): the console shows it.
-      forward_schedule_ms: ep.forward_url ? forwardSchedule(config) : null,
-    }
+    // The checks of create, in its order; clearing forward_url is allowed on every plan.
+    if (body.forward_url) requirePaid(account, 'Forwarding (forward_url)')
+    const set: Partial<EndpointDoc> = {}
+    if (body.name !== undefined) set.name = body.name
+    if (body.response_code !== undefined) set.response_code = body.response_code
+    if (body.response_body !== undefined) set.response_body = body.response_body
+    if (body.response_content_type !== undefined) set.response_content_type = body.response_content_type
+    if (body.forward_url !== undefined) set.forward_url = body.forward_url ? checkOutboundUrl('forward_url', body.forward_url, config.outboundAllowPrivate) : null
+    const after = await endpoints(db).findOneAndUpdate({ _id: ep._id, account_id: account._id }, { $set: set }, { returnDocument: 'after' })
+    if (!after) throw notFound(ENDPOINT_NOT_FOUND)
+    // Stopped: the forwards still owed are dead-lettered with the reason (forward-stop.ts).
+    if (ep.forward_url && !after.forward_url) await deadLetterOwed(platform, after)
+    ctx.body = await presentOne(ctx, after)
   })
 
   router.delete('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {

@@ -8,27 +8,39 @@ import { SCHEMES } from './signatures/index.ts'
 const headerValue = /^[\t\x20-\x7e]*$/
 
 
+/** An endpoint's settings, each optional: what create takes, and what PATCH changes. */
+const settingFields = {
+  name: z.string().trim().max(200).nullable().optional(),
+  response_code: z.number().int({ error: (i) => (i.code === 'invalid_type' && typeof i.input === 'number' ? 'response_code must be an integer' : undefined) }).min(200).max(599).optional(),
+  response_body: z.string().max(65_536).optional(),
+  response_content_type: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(headerValue, { error: 'response_content_type must be printable ASCII (it is sent as a header)' })
+    .optional(),
+  forward_url: z.string().max(2_048).nullable().optional(),
+}
+
+export const ENDPOINT_SETTINGS = Object.keys(settingFields) as (keyof typeof settingFields)[]
+
 export const createEndpointSchema = z.object({
-  body: z
-    .object({
-      name: z.string().trim().max(200).nullable().optional(),
-      response_code: z.number().int({ error: (i) => (i.code === 'invalid_type' && typeof i.input === 'number' ? 'response_code must be an integer' : undefined) }).min(200).max(599).optional(),
-      response_body: z.string().max(65_536).optional(),
-      response_content_type: z
-        .string()
-        .min(1)
-        .max(255)
-        .regex(headerValue, { error: 'response_content_type must be printable ASCII (it is sent as a header)' })
-        .optional(),
-      forward_url: z.string().max(2_048).nullable().optional(),
-    })
-    .strict(),
+  body: z.object(settingFields).strict(),
 })
 
 const tokenParams = z.object({ token: z.string() })
 const requestParams = z.object({ token: z.string(), id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) })
 
 export const endpointSchema = z.object({ params: tokenParams })
+
+/** PATCH …/endpoints/{token}: the fields of create, at least one of them. */
+export const updateEndpointSchema = z.object({
+  params: tokenParams,
+  body: z
+    .object(settingFields)
+    .strict()
+    .refine((b) => Object.keys(b).length > 0, { error: `body must name at least one of: ${ENDPOINT_SETTINGS.join(', ')}` }),
+})
 
 export const listRequestsSchema = z.object({
   params: tokenParams,

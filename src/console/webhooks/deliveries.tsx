@@ -1,5 +1,5 @@
 // An endpoint's deliveries: each forwarded request with its state and every attempt (status,
-// latency, the error or answer), filtered (failed, dead-lettered…), paged with "Load more"; a
+// latency, the error or answer, the URL it went to: the target can change between attempts), filtered (failed, dead-lettered…), paged with "Load more"; a
 // delivered or dead-lettered one can be retried (one more forward round), and all dead letters
 // since a time recovered at once (the recovery runs as a job: its status is polled until done).
 // The first page follows live events (endpoint-page.tsx); once more pages are open it waits for Refresh.
@@ -111,6 +111,12 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
                   </th>
                   <td>
                     <span class={`pill ${PILL[d.forward.status] ?? ''}`}>{STATUS_TEXT[d.forward.status] ?? d.forward.status}</span>
+                    {d.forward.status === 'dead' && d.forward.last_error && d.forward.last_error !== d.attempts.at(-1)?.error && (
+                      <>
+                        <br />
+                        <span class="muted dead-reason">{d.forward.last_error}</span>
+                      </>
+                    )}
                     {d.forward.next_attempt_at && (
                       <>
                         <br />
@@ -127,6 +133,12 @@ export function Deliveries(props: { ep: Endpoint; paid: boolean; activity: numbe
                           {a.round > 0 ? `retry ${a.round}, ` : ''}attempt {a.attempt}: <strong>{a.status ?? 'no answer'}</strong>
                           {a.latency_ms !== null && ` in ${a.latency_ms} ms`}
                           {a.error && ` — ${a.error}`} (<Time iso={utc(a.at)} />)
+                          {a.url && (
+                            <>
+                              <br />
+                              <span class="muted attempt-url">to {a.url}</span>
+                            </>
+                          )}
                         </li>
                       ))}
                       {d.attempts.length === 0 && <li class="muted">none yet</li>}

@@ -1,7 +1,8 @@
-// One endpoint: its capture URL, the link to its live inspection page, its forwarding settings as
-// far as the API exposes them (the target is set at creation and cannot be changed; forwards carry
-// the sender's own headers and signature, and no signature of this service; the retry schedule is
-// the operator's, for every endpoint), pause / resume, delete, and the deliveries view.
+// One endpoint: its capture URL, the link to its live inspection page, its settings (name,
+// response, forward target: changed in place by "Edit settings", endpoint-settings.tsx, the capture
+// URL staying the same), its forwarding (forwards carry the sender's own headers and signature, and
+// no signature of this service; the retry schedule is the operator's, for every endpoint), pause /
+// resume, delete, and the deliveries view (kept after forwarding stops, for the dead-lettered).
 import { useEffect, useState } from 'preact/hooks'
 import { api, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -14,6 +15,7 @@ import { APP } from './app-name.ts'
 import { Deliveries } from './deliveries.tsx'
 import { live, watchEndpoint } from './live-activity.ts'
 import { deleteEndpoint, label, setPaused, whatIsLost } from './endpoint-actions.ts'
+import { EndpointSettings } from './endpoint-settings.tsx'
 import { ForwardState, rate, scheduleText } from './health.tsx'
 import { say } from './say.ts'
 import { account } from './session.ts'
@@ -31,6 +33,15 @@ export function EndpointPage(props: { token: string }) {
       .then((r) => (setEp(r.data), setError(null)))
       .catch((e) => setError(say(e)))
   useEffect(() => void load(), [props.token, reconnects.value])
+  // Without a target now, the deliveries view stays while there are forwards of before to see.
+  const [pastForwards, setPastForwards] = useState(false)
+  const stopped = ep !== null && !ep.forward_url
+  useEffect(() => {
+    if (!stopped) return
+    api<{ deliveries: unknown[] }>('GET', `/api/v1/endpoints/${seg(props.token)}/deliveries?limit=1`)
+      .then((r) => setPastForwards(r.data.deliveries.length > 0))
+      .catch(() => setPastForwards(false))
+  }, [props.token, stopped, reconnects.value])
   // Captures and forward attempts as they happen: the counts, health and deliveries follow.
   const [activity, setActivity] = useState(0)
   useEffect(() => watchEndpoint(props.token, () => (void load(), setActivity((n) => n + 1))), [props.token])
@@ -58,6 +69,7 @@ export function EndpointPage(props: { token: string }) {
           <a class="button" href={`/inspect/${seg(ep.endpoint_id)}`} target="_blank" rel="noopener">
             Open inspection page<span class="visually-hidden"> (live view, new tab)</span>
           </a>
+          <EndpointSettings ep={ep} paid={paid} onSaved={(next) => (setEp({ ...ep, ...next }), void load())} />
           {ep.forward_url && paid && (
             <button
               type="button"
@@ -103,7 +115,8 @@ export function EndpointPage(props: { token: string }) {
         </dd>
         <dt>Answers senders</dt>
         <dd>
-          {ep.response_code} ({ep.response_content_type})
+          {ep.response_code} ({ep.response_content_type}){' '}
+          <code class="response-body">{ep.response_body.length > 120 ? `${ep.response_body.slice(0, 120)}…` : ep.response_body || '(empty body)'}</code>
         </dd>
         <dt>Expires</dt>
         <dd>{ep.expires_at ? <Until iso={utc(ep.expires_at)!} /> : 'never (paid plans keep endpoints)'}</dd>
@@ -111,7 +124,7 @@ export function EndpointPage(props: { token: string }) {
       <h2>Forwarding</h2>
       {!ep.forward_url ? (
         <p>
-          Not forwarded: this endpoint only captures. {paid ? 'A target is set when an endpoint is created; create another endpoint with a "Forward to" URL to forward.' : 'Forwarding needs a paid plan (see Account).'}
+          Not forwarded: this endpoint only captures. {paid ? 'To forward its captures, set a "Forward to" URL in Edit settings (the capture URL stays the same).' : 'Forwarding needs a paid plan (see Account).'}
         </p>
       ) : (
         <dl class="facts forwarding">
@@ -121,7 +134,7 @@ export function EndpointPage(props: { token: string }) {
           </dd>
           <dt>Target</dt>
           <dd>
-            <code>{ep.forward_url}</code> <span class="muted">(set at creation; the API offers no change of target)</span>
+            <code class="target">{ep.forward_url}</code> <span class="muted">(change it in Edit settings; attempts still owed go to the new target)</span>
           </dd>
           <dt>Health</dt>
           <dd>{h ? rate(h) : '—'}</dd>
@@ -150,7 +163,7 @@ export function EndpointPage(props: { token: string }) {
           </dd>
         </dl>
       )}
-      {ep.forward_url ? (
+      {ep.forward_url || pastForwards ? (
         <Deliveries ep={ep} paid={paid} activity={activity} onChange={() => void load()} />
       ) : (
         <>

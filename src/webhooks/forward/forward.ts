@@ -34,6 +34,9 @@ export interface ForwardRef {
 /** `refused`: failed for good, the same request can never be sent (its path escapes the target). */
 export type AttemptOutcome = 'skipped' | 'delivered' | 'failed' | 'refused'
 
+/** Why a forward owed when its endpoint's forward_url was removed is dead-lettered instead of sent. */
+export const FORWARDING_STOPPED = 'not sent: forwarding was turned off for this endpoint (forward_url removed); set a forward_url, then retry or recover it'
+
 /** The header every forward of a capture carries, the same on every attempt and retry round. */
 export const DELIVERY_ID_HEADER = 'Queueworks-Delivery-Id'
 
@@ -53,7 +56,8 @@ const statsFailed = (err: unknown) => logger.warn({ err: (err as Error).message 
 export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promise<AttemptOutcome> {
   const { db, config } = platform
   const cap = await getCapture(db, ref.endpoint_id, ref.request_id)
-  if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered') return 'skipped'
+  // Dead already: forwarding was stopped (forward-stop.ts) while this attempt was queued.
+  if (!cap?.forward || cap.forward.round !== ref.round || cap.forward.status === 'delivered' || cap.forward.status === 'dead') return 'skipped'
   const done = await attemptCollection(db, ref.endpoint_id, ref.request_id).findOne({ _id: attemptKey(ref) })
   if (done) return recordedOutcome(done)
 
@@ -75,8 +79,12 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   let permanent = false
   let started = performance.now()
   let claim: string | null = null
-  if (!ep?.forward_url) error = 'the endpoint has no forward_url any more'
-  else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
+  if (!ep?.forward_url) {
+    // Forwarding was turned off after this request was captured: dead-lettered at once, with the
+    // reason, rather than retried against nothing (forward-stop.ts does the same for the rest).
+    error = FORWARDING_STOPPED
+    permanent = true
+  }  else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
   else {
     const c = await claimOrAwait(db, ref, attemptKey(ref), forwardLeaseMs(config))
     if ('done' in c) return recordedOutcome(c.done) // another run sent it (and records the rest)
@@ -138,9 +146,8 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   metrics.forwardAttempt(outcome)
   // The overview's figures never hold up a forward: a failed write there is logged and skipped.
   await recordAttemptOutcome(db, ref.endpoint_id, { ok, status, error, at: now }).catch(statsFailed)
-  const moved = await captureCollection(db, ref.endpoint_id, ref.request_id).updateOne(
-    { _id: cap._id, 'forward.round': ref.round },
-    {
+  const coll = captureCollection(db, ref.endpoint_id, ref.request_id)
+  const update = {
       $set: {
         // A refusal is final at once: left as 'retrying' until continueSchedule marks it dead, a
         // requeue (a worker's first start on a new Redis) would schedule the next attempt.
@@ -151,8 +158,12 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
         'forward.delivered_at': ok ? now : null,
       },
       $inc: { 'forward.attempts': 1 },
-    },
-  )
+    }
+  // Forwarding may have been stopped while this attempt was out (forward-stop.ts dead-lettered it):
+  // a failure leaves it dead, a delivery (to the target of the time) is one dead letter fewer.
+  const revived = ok ? await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': 'dead' }, update) : null
+  if (revived?.modifiedCount) await countDead(db, ref.endpoint_id, -1).catch(statsFailed)
+  const moved = revived?.modifiedCount ? revived : await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': { $ne: 'dead' } }, update)
   if (permanent && moved.modifiedCount === 1) await countDead(db, ref.endpoint_id, 1).catch(statsFailed)
   await publishForward(platform, ref, doc)
   return ok ? 'delivered' : permanent ? 'refused' : 'failed'
@@ -176,7 +187,7 @@ export async function continueSchedule(platform: Platform, ref: ForwardRef, outc
 }
 
 /** Tell open streams the delivery state changed (and the attempt that changed it, if any). */
-async function publishForward(platform: Platform, ref: ForwardRef, attempt?: AttemptDoc): Promise<void> {
+export async function publishForward(platform: Platform, ref: ForwardRef, attempt?: AttemptDoc): Promise<void> {
   const cap = await getCapture(platform.db, ref.endpoint_id, ref.request_id)
   if (!cap?.forward) return
   const data = { id: cap.id, forward: presentForward(cap.forward), ...(attempt ? { attempt: presentAttempt(attempt) } : {}) }
@@ -185,7 +196,7 @@ async function publishForward(platform: Platform, ref: ForwardRef, attempt?: Att
 
 export async function markRetryAt(platform: Platform, ref: ForwardRef, at: Date): Promise<void> {
   await captureCollection(platform.db, ref.endpoint_id, ref.request_id).updateOne(
-    { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $ne: 'delivered' } },
+    { _id: captureKey(ref.endpoint_id, ref.request_id), 'forward.round': ref.round, 'forward.status': { $nin: ['delivered', 'dead'] } },
     { $set: { 'forward.status': 'retrying', 'forward.next_attempt_at': at } },
   )
   await publishForward(platform, ref)

@@ -237,6 +237,9 @@ export async function slotsInUse(db: Db): Promise<number[]> {
   return [...slotsOf(captures(db), eps)].sort((a, b) => a - b)
 }
 
+/** The slots the captures of one endpoint can be in (its ids 1…seq). */
+export const endpointSlots = (db: Db, ep: { _id: string; seq: number }): number[] => [...slotsOf(captures(db), [ep])].sort((a, b) => a - b)
+
 /** The slots that the blocks of these endpoints' ids (1…seq) map to. */
 function slotsOf(parts: Partitioned<CaptureDoc>, eps: Array<{ _id: string; seq: number }>): Set<number> {
   const slots = new Set<number>()
