@@ -84,7 +84,7 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
     // reason, rather than retried against nothing (forward-stop.ts does the same for the rest).
     error = FORWARDING_STOPPED
     permanent = true
-  }  else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
+  } else if (!account || !WEBHOOKS_LIMITS[account.plan].forwarding) error = `forwarding is not available on the ${account?.plan ?? 'free'} plan`
   else {
     const c = await claimOrAwait(db, ref, attemptKey(ref), forwardLeaseMs(config))
     if ('done' in c) return recordedOutcome(c.done) // another run sent it (and records the rest)
@@ -148,17 +148,17 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   await recordAttemptOutcome(db, ref.endpoint_id, { ok, status, error, at: now }).catch(statsFailed)
   const coll = captureCollection(db, ref.endpoint_id, ref.request_id)
   const update = {
-      $set: {
-        // A refusal is final at once: left as 'retrying' until continueSchedule marks it dead, a
-        // requeue (a worker's first start on a new Redis) would schedule the next attempt.
-        'forward.status': ok ? 'delivered' : permanent ? 'dead' : 'retrying',
-        'forward.last_status': status,
-        'forward.last_error': error,
-        'forward.next_attempt_at': null,
-        'forward.delivered_at': ok ? now : null,
-      },
-      $inc: { 'forward.attempts': 1 },
-    }
+    $set: {
+      // A refusal is final at once: left as 'retrying' until continueSchedule marks it dead, a
+      // requeue (a worker's first start on a new Redis) would schedule the next attempt.
+      'forward.status': ok ? 'delivered' : permanent ? 'dead' : 'retrying',
+      'forward.last_status': status,
+      'forward.last_error': error,
+      'forward.next_attempt_at': null,
+      'forward.delivered_at': ok ? now : null,
+    },
+    $inc: { 'forward.attempts': 1 },
+  }
   // Forwarding may have been stopped while this attempt was out (forward-stop.ts dead-lettered it):
   // a failure leaves it dead, a delivery (to the target of the time) is one dead letter fewer.
   const revived = ok ? await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': 'dead' }, update) : null
