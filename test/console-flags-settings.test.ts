@@ -108,6 +108,12 @@ describe('flags console: environment rename, allowed origins, webhook edit (Chro
     const { page } = cp
     await visit(page, `/projects/${a.projectId}/environments`, 'Environments and keys')
     await page.getByRole('rowheader', { name: 'staging' }).waitFor()
+    // The flags list was looking at staging: after the rename it looks at an environment that exists.
+    await page.getByRole('link', { name: 'Flags', exact: true }).click()
+    await page.getByRole('heading', { level: 1, name: 'Flags' }).waitFor()
+    await page.getByLabel('Environment').selectOption('staging')
+    await page.getByRole('link', { name: 'Environments & keys' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Environments and keys' }).waitFor()
     assert.equal(await page.getByRole('button', { name: 'Rename production' }).count(), 0)
     await page.getByText("production cannot be renamed or deleted: the project's own SDK key").waitFor()
 
@@ -131,6 +137,10 @@ describe('flags console: environment rename, allowed origins, webhook edit (Chro
     assert.deepEqual(await envNames(a), ['production', 'preprod'])
     assert.equal((await apiCall(a, 'GET', '/flags/dark-mode?environment=preprod')).json.enabled, true)
 
+    await page.getByRole('link', { name: 'Flags', exact: true }).click()
+    await page.getByText('1 of 1 flag').waitFor()
+    assert.deepEqual(await page.locator('#filter-env option').allTextContents(), ['production', 'preprod'])
+    assert.equal(await page.locator('#filter-env').inputValue(), 'production')
     await visit(page, `/projects/${a.projectId}/flags/dark-mode`, 'dark-mode')
     assert.equal(await page.getByLabel('On in preprod').isChecked(), true)
     assert.equal(await page.getByLabel('On in staging').count(), 0)

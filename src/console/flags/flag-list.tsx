@@ -78,6 +78,8 @@ export function FlagList({ id }: { id: string }) {
       rows.value = []
       filter.value = NO_FILTER
     }
+    // The filter's environment was renamed or deleted: it looks at production again.
+    if (environments.value.length && !envs.includes(filter.value.env)) filter.value = { ...filter.value, env: 'production' }
     if (environments.value.length) void loadFlags(id)
   }, [id, environments.value, resynced.value])
   // A change anywhere (another tab, the API) reloads the list; several within 150 ms count once.
