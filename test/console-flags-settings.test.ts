@@ -323,6 +323,7 @@ describe('flags console: environment rename, allowed origins, webhook edit (Chro
     await page.keyboard.type('preprod')
     await page.keyboard.press('Enter')
     await page.getByRole('rowheader', { name: 'preprod' }).waitFor()
+    await focused(page, 'button[aria-label="Rename preprod"]')
     assert.deepEqual(await envNames(a), ['production', 'preprod'])
 
     // The radio group is one Tab stop; an arrow key picks the other choice.

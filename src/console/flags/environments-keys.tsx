@@ -3,7 +3,7 @@
 // with a copy button), delete an environment, the SDK snippets (OpenFeature server provider,
 // in-process provider, web provider) with the key just revealed filled in, and under the web
 // provider the origins allowed to use it (allowed-origins.tsx).
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
 import { ConfirmDialog } from '../ui/dialog.tsx'
@@ -70,6 +70,14 @@ export function EnvironmentsKeys({ id }: { id: string }) {
   const [busy, setBusy] = useState(false)
   const [snippetEnv, setSnippetEnv] = useState('production')
   const [renaming, setRenaming] = useState<string | null>(null)
+  // The renamed row is drawn anew (its button that opened the dialog is gone): focus goes to its
+  // Rename button once the list has the new name, rather than falling to the page.
+  const [renamedTo, setRenamedTo] = useState<string | null>(null)
+  useEffect(() => {
+    if (!renamedTo || !envs.some((e) => e.name === renamedTo)) return
+    ;(document.querySelector(`button[aria-label="Rename ${renamedTo}"]`) as HTMLElement | null)?.focus()
+    setRenamedTo(null)
+  }, [renamedTo, envs])
   const envUrl = (env: string) => `${base(id)}/environments/${seg(env)}`
   const reveal = (env: string, k: { client?: string; server?: string }) => setRevealed((r) => ({ ...r, [env]: { ...r[env], ...k } }))
 
@@ -238,6 +246,7 @@ export function EnvironmentsKeys({ id }: { id: string }) {
         onRenamed={(from, to) => {
           // What was shown under the old name (a key just made, the snippets' choice) follows it.
           setSnippetEnv((s) => (s === from ? to : s))
+          setRenamedTo(to)
           setRevealed(({ [from]: keys, ...rest }) => (keys ? { ...rest, [to]: keys } : rest))
         }}
       />
