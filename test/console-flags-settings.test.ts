@@ -5,7 +5,8 @@
 // service can make shown under its field with nothing changed, the keyboard alone, and axe-core
 // at 1280×800 and 390×844 under the strict CSP. The service refuses private webhook addresses here
 // (OUTBOUND_ALLOW_PRIVATE=false), so a loopback URL is such a refusal. The console's copies of
-// the API's checks are compared with the API's own first, without a browser.
+// the API's checks are compared with the API's own first, without a browser. And the flags list
+// keeps a search typed before the project's environments arrived (they arrive again on a rename).
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
@@ -146,6 +147,28 @@ describe('flags console: environment rename, allowed origins, webhook edit (Chro
     assert.equal(await page.getByLabel('On in staging').count(), 0)
     assert.deepEqual(await cspViolations(page), [])
     assert.deepEqual(pageErrors(cp), [])
+    await cp.context.close()
+  })
+
+  it('flags list: a search typed while the project’s environments are still loading is kept when they arrive', async () => {
+    const a = await account()
+    assert.equal((await apiCall(a, 'POST', '/flags', { key: 'price-tier', type: 'string', default_value: 'a' })).status, 201)
+    const cp = await openConsole(rig, a)
+    const { page } = cp
+    // The environments' answer is held until the search is typed: the order a slow service gives.
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    await page.route(`**/api/v1/projects/${a.projectId}/environments`, async (route) => {
+      await held
+      await route.continue()
+    })
+    await visit(page, `/projects/${a.projectId}`, 'Flags')
+    await page.getByLabel('Search', { exact: true }).fill('dark')
+    release()
+    await page.locator('#flag-counts', { hasText: /of 2 flags/ }).waitFor()
+    assert.equal(await page.getByLabel('Search', { exact: true }).inputValue(), 'dark')
+    assert.match((await page.locator('#flag-counts').textContent())!, /^1 of 2 flags/)
+    assert.deepEqual(await page.locator('#flags-table tbody th a').allTextContents(), ['dark-mode'])
     await cp.context.close()
   })
 
