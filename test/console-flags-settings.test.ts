@@ -6,7 +6,7 @@
 // at 1280×800 and 390×844 under the strict CSP. The service refuses private webhook addresses here
 // (OUTBOUND_ALLOW_PRIVATE=false), so a loopback URL is such a refusal. The console's copies of
 // the API's checks are compared with the API's own first, without a browser. And the flags list
-// keeps a search typed before the project's environments arrived (they arrive again on a rename).
+// keeps a search typed before the project's environments arrived.
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
