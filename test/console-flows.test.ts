@@ -251,7 +251,7 @@ describe('flags console: every flow end to end (Chromium)', function () {
     const { page, context } = cp
     await context.grantPermissions(['clipboard-read', 'clipboard-write'])
     await visit(page, `/projects/${acc.projectId}/environments`, 'Environments and keys')
-    await page.getByLabel('Name').fill('qa')
+    await page.getByLabel('Name', { exact: true }).fill('qa')
     await page.getByRole('button', { name: 'Create environment' }).click()
     await page.getByRole('rowheader', { name: 'qa' }).waitFor()
     assert.match((await page.locator('.keyshow code.secret').first().textContent())!, /^fbsdk_/)

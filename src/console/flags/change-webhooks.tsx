@@ -1,5 +1,6 @@
 // Flag-change webhooks: the list, a new webhook (its signing secret shown once), each webhook's
-// deliveries with their attempts, a retry of a failed delivery, and delete.
+// deliveries with their attempts, a retry of a failed delivery, edit (change-webhook-edit.tsx),
+// pause and resume, and delete.
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -9,10 +10,10 @@ import { Time } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
+import { EditWebhookDialog } from './change-webhook-edit.tsx'
 import { base, environments } from './project-data.ts'
+import { WEBHOOK_EVENTS as EVENTS, webhookUrlProblem } from './settings-checks.ts'
 import type { Delivery, Webhook } from './types.ts'
-
-const EVENTS = ['flag.created', 'flag.updated', 'flag.deleted', 'segment.created', 'segment.updated', 'segment.deleted']
 
 function Deliveries({ url }: { url: string }) {
   const [list, setList] = useState<Delivery[] | null>(null)
@@ -97,6 +98,7 @@ export function ChangeWebhooks({ id }: { id: string }) {
   const [formError, setFormError] = useState<string | null>(null)
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null)
   const [deleting, setDeleting] = useState<Webhook | null>(null)
+  const [editing, setEditing] = useState<Webhook | null>(null)
   const hooks = `${base(id)}/webhooks`
   const load = async () => {
     try {
@@ -125,16 +127,37 @@ export function ChangeWebhooks({ id }: { id: string }) {
         <section class="card" key={w.id} aria-label={`Webhook ${w.url}`}>
           <h2 class="flag-key">{w.url}</h2>
           <p class="muted">
-            {w.environment} · {w.events ? w.events.join(', ') : 'all events'} · {w.enabled ? 'enabled' : 'disabled'} · secret <code>{w.secret_hint}</code>
+            {w.environment} · {w.events ? w.events.join(', ') : 'all events'} · {w.enabled ? 'enabled' : 'paused: nothing is sent'} · secret <code>{w.secret_hint}</code>
             {w.description && ` · ${w.description}`}
           </p>
           <details>
             <summary>Deliveries</summary>
             <Deliveries url={`${hooks}/${seg(w.id)}`} />
           </details>
-          <button type="button" class="small" aria-label={`Delete the webhook ${w.url}`} onClick={() => setDeleting(w)}>
-            Delete
-          </button>
+          <div class="row">
+            <button type="button" class="small" aria-label={`Edit the webhook ${w.url}`} onClick={() => setEditing(w)}>
+              Edit
+            </button>
+            <button
+              type="button"
+              class="small"
+              aria-label={`${w.enabled ? 'Pause' : 'Resume'} the webhook ${w.url}`}
+              onClick={async () => {
+                try {
+                  await api('PATCH', `${hooks}/${seg(w.id)}`, { body: { enabled: !w.enabled } })
+                  toast(w.enabled ? `Paused ${w.url}: changes are not sent until it is resumed` : `Resumed ${w.url}`)
+                  await load()
+                } catch (e) {
+                  toast((e as Error).message, 'error')
+                }
+              }}
+            >
+              {w.enabled ? 'Pause' : 'Resume'}
+            </button>
+            <button type="button" class="small" aria-label={`Delete the webhook ${w.url}`} onClick={() => setDeleting(w)}>
+              Delete
+            </button>
+          </div>
         </section>
       ))}
       <form
@@ -143,12 +166,8 @@ export function ChangeWebhooks({ id }: { id: string }) {
         onSubmit={async (e) => {
           e.preventDefault()
           const errs: Record<string, string> = {}
-          try {
-            const u = new URL(url)
-            if (u.protocol !== 'http:' && u.protocol !== 'https:') errs.url = 'An http or https URL'
-          } catch {
-            errs.url = 'A full URL such as https://ci.example.com/flag-changes'
-          }
+          const problem = webhookUrlProblem(url)
+          if (problem) errs.url = problem
           if (!events.length) errs.events = 'Choose at least one event'
           setErrors(errs)
           setFormError(null)
@@ -186,6 +205,16 @@ export function ChangeWebhooks({ id }: { id: string }) {
           Create webhook
         </button>
       </form>
+      <EditWebhookDialog
+        url={hooks}
+        webhook={editing}
+        onClose={() => setEditing(null)}
+        onSaved={async (w) => {
+          toast(`Saved the webhook ${w.url}`)
+          setEditing(null)
+          await load()
+        }}
+      />
       <ConfirmDialog
         open={!!deleting}
         title="Delete this webhook?"

@@ -1,8 +1,9 @@
-// Environments and their keys: create an environment (its client SDK key shown once), rotate or
-// revoke the client and server keys (a new key is shown once, with a copy button), delete an
-// environment, and the SDK snippets (OpenFeature server provider, in-process provider, web
-// provider) with the key just revealed filled in.
-import { useState } from 'preact/hooks'
+// Environments and their keys: create an environment (its client SDK key shown once), rename one
+// (environment-rename.tsx), rotate or revoke the client and server keys (a new key is shown once,
+// with a copy button), delete an environment, the SDK snippets (OpenFeature server provider,
+// in-process provider, web provider) with the key just revealed filled in, and under the web
+// provider the origins allowed to use it (allowed-origins.tsx).
+import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
 import { ConfirmDialog } from '../ui/dialog.tsx'
@@ -11,7 +12,10 @@ import { Time } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
+import { AllowedOrigins } from './allowed-origins.tsx'
+import { RenameEnvironmentDialog } from './environment-rename.tsx'
 import { base, environments, reloadProject } from './project-data.ts'
+import { environmentNameProblem } from './settings-checks.ts'
 import type { Environment } from './types.ts'
 
 type Revealed = Record<string, { client?: string; server?: string }>
@@ -65,6 +69,15 @@ export function EnvironmentsKeys({ id }: { id: string }) {
   const [pendingError, setPendingError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const [snippetEnv, setSnippetEnv] = useState('production')
+  const [renaming, setRenaming] = useState<string | null>(null)
+  // The renamed row is drawn anew (its button that opened the dialog is gone): focus goes to its
+  // Rename button once the list has the new name, rather than falling to the page.
+  const [renamedTo, setRenamedTo] = useState<string | null>(null)
+  useEffect(() => {
+    if (!renamedTo || !envs.some((e) => e.name === renamedTo)) return
+    ;(document.querySelector(`button[aria-label="Rename ${renamedTo}"]`) as HTMLElement | null)?.focus()
+    setRenamedTo(null)
+  }, [renamedTo, envs])
   const envUrl = (env: string) => `${base(id)}/environments/${seg(env)}`
   const reveal = (env: string, k: { client?: string; server?: string }) => setRevealed((r) => ({ ...r, [env]: { ...r[env], ...k } }))
 
@@ -160,6 +173,11 @@ export function EnvironmentsKeys({ id }: { id: string }) {
                       </button>
                     )}
                     {e.name !== 'production' && (
+                      <button type="button" class="small" aria-label={`Rename ${e.name}`} onClick={() => setRenaming(e.name)}>
+                        Rename
+                      </button>
+                    )}
+                    {e.name !== 'production' && (
                       <button type="button" class="small" aria-label={`Delete ${e.name}`} onClick={() => remove(e)}>
                         Delete
                       </button>
@@ -171,6 +189,7 @@ export function EnvironmentsKeys({ id }: { id: string }) {
           </tbody>
         </table>
       </TableWrap>
+      <p class="muted">production cannot be renamed or deleted: the project's own SDK key and the flag endpoints without ?environment= act on it.</p>
       {Object.entries(revealed).map(([env, k]) =>
         k.client || k.server ? (
           <div class="keyshow" key={env} role="status">
@@ -187,7 +206,8 @@ export function EnvironmentsKeys({ id }: { id: string }) {
         aria-labelledby="new-env"
         onSubmit={async (ev) => {
           ev.preventDefault()
-          if (!/^[a-z0-9_-]{1,32}$/.test(name)) return setNameError('1–32 lower-case letters, digits, "_" or "-"')
+          const problem = environmentNameProblem(name)
+          if (problem) return setNameError(problem)
           setNameError(null)
           try {
             const r = await api<{ name: string; sdk_key: string }>('POST', `${base(id)}/environments`, { body: { name } })
@@ -218,6 +238,18 @@ export function EnvironmentsKeys({ id }: { id: string }) {
       <CopyBlock text={sn.inProcess} what="in-process provider snippet" multiline />
       <h3>Web provider (browser)</h3>
       <CopyBlock text={sn.web} what="web provider snippet" multiline />
+      <AllowedOrigins id={id} />
+      <RenameEnvironmentDialog
+        id={id}
+        env={renaming}
+        onClose={() => setRenaming(null)}
+        onRenamed={(from, to) => {
+          // What was shown under the old name (a key just made, the snippets' choice) follows it.
+          setSnippetEnv((s) => (s === from ? to : s))
+          setRenamedTo(to)
+          setRevealed(({ [from]: keys, ...rest }) => (keys ? { ...rest, [to]: keys } : rest))
+        }}
+      />
       <ConfirmDialog
         open={!!pending}
         title={pending?.title ?? ''}

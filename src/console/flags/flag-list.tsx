@@ -24,6 +24,8 @@ const filter = signal<Filter>(NO_FILTER)
 const sortBy = signal<SortKey>('key')
 const shown = signal(PAGE)
 const loadedFor = signal<string | null>(null)
+/** The project the filter was set for: another project starts from no filter. */
+let filterFor: string | null = null
 const listError = signal<string | null>(null)
 const sorted = computed(() => sortRows(rows.value, sortBy.value))
 const visible = computed(() => filterRows(sorted.value, filter.value))
@@ -74,10 +76,15 @@ export function FlagList({ id }: { id: string }) {
   const [creating, setCreating] = useState(false)
   const envs = environments.value.map((e) => e.name)
   useEffect(() => {
-    if (loadedFor.value !== id) {
-      rows.value = []
+    if (loadedFor.value !== id) rows.value = []
+    // Only when the project changes: the environments arriving (or arriving again) while the first
+    // load is on its way must not wipe a filter typed meanwhile.
+    if (filterFor !== id) {
+      filterFor = id
       filter.value = NO_FILTER
     }
+    // The filter's environment was renamed or deleted: it looks at production again.
+    if (environments.value.length && !envs.includes(filter.value.env)) filter.value = { ...filter.value, env: 'production' }
     if (environments.value.length) void loadFlags(id)
   }, [id, environments.value, resynced.value])
   // A change anywhere (another tab, the API) reloads the list; several within 150 ms count once.

@@ -6,6 +6,8 @@ export interface Project {
   name: string
   sdk_key_hint: string
   flag_count: number
+  /** ["*"]: any origin; []: no browser may evaluate (the CORS allow-list of the web provider). */
+  allowed_origins?: string[]
   created_at: string
 }
 
