@@ -3,6 +3,7 @@
 // environment of the same name starts empty); production cannot be renamed or deleted (409);
 // unknown and foreign environments are 404; bad input is a 400 naming the field, nothing changed.
 import assert from 'node:assert/strict'
+import { setPlan } from '../src/platform/accounts.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { startSystem, type TestSystem } from './helpers/system.ts'
 
@@ -58,6 +59,34 @@ describe('flags: renaming and deleting environments', () => {
     // PUT does the same; renaming to the current name changes nothing.
     assert.equal((await call('PUT', `${t.envs}/qa`, { json: { name: 'qa' }, key: t.key })).status, 200)
     assert.deepEqual(await statesOf(t.P), ['qa=on'])
+  })
+
+  it('change webhooks follow their environment: moved along by a rename, gone with a delete (their slots free again)', async () => {
+    const t = await setup('env-hooks@example.com')
+    const me = await get(`${base}/api/v1/projects`, { key: t.key })
+    assert.equal(me.status, 200, me.text)
+    const account = await sys.platform.db.collection('accounts').findOne({ email: 'env-hooks@example.com' })
+    await setPlan(sys.platform.db, account!._id as unknown as string, 'pro')
+    const hooks = `${base}/api/v1/projects/${t.P}/webhooks`
+    const made: Record<string, string> = {}
+    for (const environment of ['staging', 'production']) {
+      const h = await post(hooks, { url: `https://example.com/${environment}`, environment }, { key: t.key })
+      assert.equal(h.status, 201, h.text)
+      made[environment] = h.json.id
+    }
+    const list = async () => ((await get(hooks, { key: t.key })).json.webhooks as { id: string; environment: string }[]).map((h) => `${h.id === made.staging ? 'S' : 'P'}:${h.environment}`).sort()
+    assert.deepEqual(await list(), ['P:production', 'S:staging'])
+
+    assert.equal((await call('PATCH', `${t.envs}/staging`, { json: { name: 'qa' }, key: t.key })).status, 200)
+    assert.deepEqual(await list(), ['P:production', 'S:qa'], 'the staging webhook now listens to qa')
+    // The renamed webhook can be edited as any other (its environment exists).
+    assert.equal((await call('PATCH', `${hooks}/${made.staging}`, { json: { description: 'after the rename' }, key: t.key })).status, 200)
+
+    assert.equal((await call('DELETE', `${t.envs}/qa`, { key: t.key })).status, 204)
+    assert.deepEqual(await list(), ['P:production'], "qa's webhook went with it; production's stays")
+    assertJsonError(await get(`${hooks}/${made.staging}`, { key: t.key }), 404)
+    const project = await sys.platform.db.collection('flag_projects').findOne({ _id: t.P as never })
+    assert.equal(project?.webhook_count, 1, 'the deleted webhook freed its slot')
   })
 
   it('rename refuses production, taken names, unknown and foreign environments, and bad names; nothing changes', async () => {

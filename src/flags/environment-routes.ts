@@ -21,6 +21,7 @@ import { projectParams, projectPathSchema } from './flag-schema.ts'
 import { recordChange } from './changes/audit.ts'
 import { ownProject, PROJECT_NOT_FOUND } from './own-project.ts'
 import { environmentState, sdkKeyState } from './changes/change-state.ts'
+import { deleteWebhooksOfEnvironment, renameWebhooksEnvironment } from './changes/change-hook-store.ts'
 
 export const ENVIRONMENT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/
 
@@ -123,7 +124,12 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
   const rename = async (ctx: Context) => {
     const { params, body } = input(ctx, renameEnvironmentSchema)
     // Recorded under the old name, its state after naming the new one (a diff of `/name`).
-    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, () => renameEnvironment(db, accountOf(ctx)._id, params.id, params.name, body.name), (r) => {
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, async () => {
+      const r = await renameEnvironment(db, accountOf(ctx)._id, params.id, params.name, body.name)
+      // Its change webhooks follow it, within the same recorded change.
+      if (r.ok && body.name !== params.name) await renameWebhooksEnvironment(db, r.project._id, params.name, body.name)
+      return r
+    }, (r) => {
       const after = r.ok ? environmentState(r.project, body.name) : null
       return after ?? undefined
     })
@@ -138,7 +144,12 @@ export function environmentsRouter(platform: Platform, cache: FlagCache): Router
   // Delete: its SDK key stops working on every replica within about 1 s, and its flag states go.
   router.delete('/:name', auth, validate(environmentPathSchema), async (ctx) => {
     const { params } = input(ctx, environmentPathSchema)
-    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, () => deleteEnvironment(db, accountOf(ctx)._id, params.id, params.name), (r) => (r.ok ? null : undefined))
+    const r = await recordChange(platform, ctx, { project_id: params.id, kind: 'environment', target: params.name }, async () => {
+      const r = await deleteEnvironment(db, accountOf(ctx)._id, params.id, params.name)
+      // Its change webhooks go with it (their plan slots are free again).
+      if (r.ok) await deleteWebhooksOfEnvironment(db, r.project._id, params.name)
+      return r
+    }, (r) => (r.ok ? null : undefined))
     if (!r.ok) throw refusal(r)
     await cache.changed(r.project._id, { keys: true })
     ctx.status = 204

@@ -64,7 +64,7 @@ function RenameForm(props: Props & { from: string }) {
         spellcheck={false}
         value={name}
         error={error}
-        hint={`${ENVIRONMENT_NAME_HINT}. Its SDK and server keys stay the same and now evaluate under the new name; every flag's state in it moves along. Code and change webhooks that name ${from} keep the old name: change them too.`}
+        hint={`${ENVIRONMENT_NAME_HINT}. Its SDK and server keys stay the same and now evaluate under the new name; every flag's state and change webhook of it moves along. Code that names ${from} keeps the old name: change it too.`}
         onValue={setName}
       />
       <div class="buttons">

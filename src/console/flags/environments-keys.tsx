@@ -120,7 +120,7 @@ export function EnvironmentsKeys({ id }: { id: string }) {
   const remove = (e: Environment) =>
     ask({
       title: `Delete the environment ${e.name}?`,
-      text: `Every flag's state in ${e.name} (on/off, rules, default) is dropped and its keys (${e.sdk_key_hint}${e.server_key_hint ? `, ${e.server_key_hint}` : ''}) are revoked. It cannot be undone.`,
+      text: `Every flag's state in ${e.name} (on/off, rules, default) is dropped, its keys (${e.sdk_key_hint}${e.server_key_hint ? `, ${e.server_key_hint}` : ''}) are revoked and its change webhooks deleted. It cannot be undone.`,
       label: 'Delete environment',
       run: async () => {
         await api('DELETE', envUrl(e.name))

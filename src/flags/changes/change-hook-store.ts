@@ -91,6 +91,16 @@ export async function deleteWebhook(db: Db, projectId: string, id: string): Prom
   return true
 }
 
+/** An environment renamed: its webhooks follow it (each names the environment whose changes it gets). */
+export async function renameWebhooksEnvironment(db: Db, projectId: string, from: string, to: string): Promise<void> {
+  await webhooks(db).updateMany({ project_id: projectId, environment: from }, { $set: { environment: to, updated_at: clock.now() } })
+}
+
+/** An environment deleted: its webhooks go with it (they would otherwise name an environment that is no more). */
+export async function deleteWebhooksOfEnvironment(db: Db, projectId: string, environment: string): Promise<void> {
+  for (const h of await webhooks(db).find({ project_id: projectId, environment }, { projection: { _id: 1 } }).toArray()) await deleteWebhook(db, projectId, h._id)
+}
+
 /** The webhooks a change goes to: enabled, listening for its type, and of its environment unless it is shared. */
 export async function webhooksFor(db: Db, projectId: string, type: string, environment: string | null): Promise<WebhookDoc[]> {
   const all = await webhooks(db).find({ project_id: projectId, enabled: true }).toArray()
