@@ -230,4 +230,37 @@ describe('embedded store: the journal proxy fails closed', function () {
     assert.equal(inspectJournal(dir).records.length, journaledBefore + 1, 'only the update after them was journaled')
     await client.close()
   })
+  it('a store that keeps one database refuses writes naming another (they could not be restored); its own database and reads elsewhere go on', async () => {
+    const keptDir = join(root, 'one-db')
+    const keptJournal = new Journal(keptDir, 0)
+    const kept = `kept_${id()}`
+    const other = `other_${id()}`
+    const oneDb = await startJournalProxy({ engineUrl: relay.url, journal: keptJournal, database: kept })
+    const client = await new MongoClient(oneDb.url, { maxPoolSize: 2 }).connect()
+    try {
+      await client.db(kept).collection('t').insertOne({ _id: 1 } as never)
+      const writes: [string, () => Promise<unknown>][] = [
+        ['insert', () => client.db(other).collection('t').insertOne({ _id: 1 } as never)],
+        ['update', () => client.db(other).collection('t').updateOne({ _id: 1 as never }, { $set: { x: 1 } }, { upsert: true })],
+        ['delete', () => client.db(other).collection('t').deleteMany({})],
+        ['findAndModify', () => client.db(other).collection('t').findOneAndUpdate({ _id: 2 as never }, { $set: { x: 1 } }, { upsert: true })],
+      ]
+      for (const [what, call] of writes) {
+        await assert.rejects(call(), (err: Error) => {
+          assert.ok(err instanceof MongoServerError, `${what}: ${String(err)}`)
+          assert.match(err.message, new RegExp(`^refused by the embedded store's write journal: ${what} on database "${other}": this store keeps database "${kept}" \\(MONGO_DB\\) only`), what)
+          return true
+        })
+      }
+      assert.equal(await direct.db(other).collection('t').countDocuments(), 0, 'nothing reached the engine')
+      assert.deepEqual(await client.db(other).collection('t').find({}).toArray(), [], 'reads of another database go on')
+      await client.db(kept).collection('t').updateOne({ _id: 1 as never }, { $set: { after: true } })
+      const records = inspectJournal(keptDir).records
+      assert.equal(records.length, 2, 'the two writes to the kept database, and nothing else, were journaled')
+    } finally {
+      await client.close()
+      await oneDb.close()
+      keptJournal.close()
+    }
+  })
 })

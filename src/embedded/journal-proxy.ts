@@ -96,7 +96,7 @@ type Verdict =
   | { kind: 'refuse'; why: string; reply: 'msg' | 'query' | 'none'; close?: boolean }
 
 /** What to do with an OP_MSG: journal it, cut at it, pass it on, or refuse it. */
-function classifyMsg(msg: Buffer): Verdict {
+function classifyMsg(msg: Buffer, database: string | undefined): Verdict {
   const refuse = (why: string): Verdict => ({ kind: 'refuse', why, reply: 'msg' })
   const at = bodyAt(msg)
   if (at < 0) return refuse('an OP_MSG without a command')
@@ -113,7 +113,14 @@ function classifyMsg(msg: Buffer): Verdict {
   if (els.some((e) => e.name === 'autocommit' || e.name === 'startTransaction')) return refuse(`${name} in a transaction (transactions are not journaled)`)
   if (WRITE_COMMANDS.has(name)) {
     const coll = firstElement(msg)?.value
-    return coll ? { kind: 'write', coll } : refuse(`${name} without a collection name`)
+    if (!coll) return refuse(`${name} without a collection name`)
+    // The snapshot and the replay keep one database: a write elsewhere would be lost at the next
+    // start, or replayed into the wrong database. Refused, so the client knows at once.
+    if (database !== undefined) {
+      const db = databaseOf(msg, els)
+      if (db !== database) return refuse(`${name} on database ${JSON.stringify(db)}: this store keeps database ${JSON.stringify(database)} (MONGO_DB) only`)
+    }
+    return { kind: 'write', coll }
   }
   if (HELLO.has(name)) return { kind: 'hello' }
   if (name === 'find') {
@@ -136,6 +143,12 @@ function classifyMsg(msg: Buffer): Verdict {
   return refuse(`${name} is not a command the journal knows (a read it passes on or a write it journals)`)
 }
 
+/** The command's `$db` (every OP_MSG names one), or null. */
+function databaseOf(msg: Buffer, els: Element[]): string | null {
+  const el = els.find((e) => e.name === '$db')
+  return el && el.type === 0x02 ? msg.toString('utf8', el.valueAt + 4, el.end - 1) : null
+}
+
 /** An aggregate's pipeline holds a stage that writes. */
 function writesInPipeline(msg: Buffer, els: Element[]): boolean {
   const pipeline = els.find((e) => e.name === 'pipeline')
@@ -143,7 +156,11 @@ function writesInPipeline(msg: Buffer, els: Element[]): boolean {
   return elements(msg, pipeline.valueAt).some((stage) => stage.type === 0x03 && elements(msg, stage.valueAt).some((e) => WRITING_STAGES.has(e.name)))
 }
 
-export async function startJournalProxy(opts: { engineUrl: string; journal: Journal }): Promise<JournalProxy> {
+/**
+ * `database`: the one database the store keeps (MONGO_DB); writes naming another are refused.
+ * Left out, every database is journaled alike (the journal's own tests use one per test).
+ */
+export async function startJournalProxy(opts: { engineUrl: string; journal: Journal; database?: string }): Promise<JournalProxy> {
   const target = new URL(opts.engineUrl)
   const journal = opts.journal
   const conns = new Set<Conn>()
@@ -163,7 +180,7 @@ export async function startJournalProxy(opts: { engineUrl: string; journal: Jour
   }
   const classifyAny = (msg: Buffer): Verdict => {
     const h = header(msg)
-    if (h.opCode === OP_MSG) return classifyMsg(msg)
+    if (h.opCode === OP_MSG) return classifyMsg(msg, opts.database)
     if (h.opCode === OP_QUERY) {
       // Left in the protocol for the first handshake only.
       const { ns, docAt } = queryOf(msg)

@@ -85,7 +85,7 @@ export async function keepStore(opts: {
   }
 
   const journal = new Journal(folder.dir, lastSeq)
-  const proxy = await startJournalProxy({ engineUrl: opts.mongoUrl, journal })
+  const proxy = await startJournalProxy({ engineUrl: opts.mongoUrl, journal, database: opts.database })
   const thread = snapshotThread({ mongoUrl: proxy.url, database: opts.database, known: opts.known })
 
   let running: Promise<void> | null = null
