@@ -119,14 +119,14 @@ describe('flags console: project conflicts and webhook secret rotation (Chromium
     const card = page.getByRole('region', { name: `Webhook ${HOOK}` })
     await card.getByText(before.secret_hint).waitFor()
 
-    await card.getByRole('button', { name: `Rotate the secret of the webhook ${HOOK}` }).click()
+    await card.getByRole('button', { name: `Rotate secret of the webhook ${HOOK}` }).click()
     let dialog = page.getByRole('dialog', { name: "Rotate this webhook's signing secret?" })
     await dialog.getByText('stops signing at once').waitFor()
     await dialog.getByRole('button', { name: 'Cancel' }).click()
     await dialog.waitFor({ state: 'hidden' })
     assert.equal((await onlyWebhook(a)).secret_hint, before.secret_hint, 'Cancel rotates nothing')
 
-    await card.getByRole('button', { name: `Rotate the secret of the webhook ${HOOK}` }).click()
+    await card.getByRole('button', { name: `Rotate secret of the webhook ${HOOK}` }).click()
     await dialog.getByRole('button', { name: 'Rotate secret' }).click()
     dialog = page.getByRole('dialog', { name: 'New signing secret' })
     await dialog.getByText('shown only once').waitFor()
@@ -153,7 +153,7 @@ describe('flags console: project conflicts and webhook secret rotation (Chromium
     const cp = await openConsole(rig, a)
     const { page } = cp
     await visit(page, `/projects/${a.projectId}/webhooks`, 'Change webhooks')
-    const rotate = `button[aria-label="Rotate the secret of the webhook ${HOOK}"]`
+    const rotate = `button[aria-label="Rotate secret of the webhook ${HOOK}"]`
     await page.locator(rotate).focus()
     await page.keyboard.press('Enter')
     await page.getByRole('dialog', { name: "Rotate this webhook's signing secret?" }).waitFor()
@@ -217,7 +217,8 @@ describe('flags console: project conflicts and webhook secret rotation (Chromium
       await page.getByRole('dialog').waitFor({ state: 'hidden' })
 
       await visit(page, `/projects/${a.projectId}/webhooks`, 'Change webhooks')
-      await page.getByRole('button', { name: `Rotate the secret of the webhook ${HOOK}` }).click()
+      await check('webhooks with Rotate secret…')
+      await page.getByRole('button', { name: `Rotate secret of the webhook ${HOOK}` }).click()
       await page.getByRole('dialog').getByText('stops signing at once').waitFor()
       await check('rotate confirmation')
       await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click()

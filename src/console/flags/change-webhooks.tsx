@@ -156,7 +156,7 @@ export function ChangeWebhooks({ id }: { id: string }) {
             >
               {w.enabled ? 'Pause' : 'Resume'}
             </button>
-            <button type="button" class="small" aria-label={`Rotate the secret of the webhook ${w.url}`} onClick={() => setRotating(w)}>
+            <button type="button" class="small" aria-label={`Rotate secret of the webhook ${w.url}`} onClick={() => setRotating(w)}>
               Rotate secret…
             </button>
             <button type="button" class="small" aria-label={`Delete the webhook ${w.url}`} onClick={() => setDeleting(w)}>
