@@ -1,7 +1,9 @@
 // Flag-change webhooks of a project: GET/POST /api/v1/projects/{id}/webhooks, GET/PATCH/PUT/DELETE
 // …/webhooks/{webhook}, the delivery log (…/{webhook}/deliveries[/{delivery}]) and a manual retry
-// (POST …/deliveries/{delivery}/retry). The signing secret is returned once, at creation. Changes
-// of webhooks are recorded in the project's history like every other change.
+// (POST …/deliveries/{delivery}/retry), and a new signing secret (POST …/{webhook}/secret/rotate).
+// The signing secret is returned once, at creation and at each rotation. Changes of webhooks
+// (a rotation too: the secret's hint changes) are recorded in the project's history like every
+// other change.
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { accountOf, requireApiKey } from '../platform/http/auth.ts'
@@ -21,10 +23,25 @@ import { WEBHOOK_LIMITS, webhookLimit } from './plan-limits.ts'
 import { environmentNames, PRODUCTION, type ProjectDoc } from './store/project-store.ts'
 import { ownProject } from './own-project.ts'
 import { projectPathSchema } from './flag-schema.ts'
-import { createWebhookSchema, deliveryPathSchema, listDeliveriesSchema, updateWebhookSchema, webhookPathSchema } from './change-hook-schema.ts'
-import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook, webhookView } from './changes/change-hook-store.ts'
+import { createWebhookSchema, deliveryPathSchema, listDeliveriesSchema, rotateSecretSchema, updateWebhookSchema, webhookPathSchema } from './change-hook-schema.ts'
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, replaceWebhookSecret, updateWebhook, webhookView } from './changes/change-hook-store.ts'
+import { describedAs } from '../platform/ops/openapi.ts'
 
 export const WEBHOOK_NOT_FOUND = 'Webhook not found'
+
+const hintOf = (secret: string) => `${secret.slice(0, 10)}…`
+
+const ROTATE_OPENAPI = describedAs({
+  summary: "Replace the webhook's signing secret",
+  description:
+    'Returns the new secret, once (as creation does). The old secret signs nothing from then on: the next delivery, and every retry of a pending one, is signed with the new secret only. Recorded in the history as a webhook update of `secret_hint`.',
+  responses: {
+    '200': {
+      description: 'The webhook, with the new `secret` (shown only in this answer)',
+      content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, secret: { type: 'string' }, secret_hint: { type: 'string' } }, required: ['id', 'secret', 'secret_hint'] } } },
+    },
+  },
+})
 export const DELIVERY_NOT_FOUND = 'Delivery not found'
 
 export function changeHooksRouter(platform: Platform): Router {
@@ -64,7 +81,7 @@ export function changeHooksRouter(platform: Platform): Router {
       description: body.description ?? '',
       enabled: body.enabled ?? true,
       secret_sealed: await sealSecret(platform, secret),
-      secret_hint: `${secret.slice(0, 10)}…`,
+      secret_hint: hintOf(secret),
     }
     const h = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: id }, () => createWebhook(db, p._id, account._id, fields, WEBHOOK_LIMITS[account.plan]), webhookState)
     if (!h) throw webhookLimit(account.plan)
@@ -101,6 +118,23 @@ export function changeHooksRouter(platform: Platform): Router {
     if (!gone) throw notFound(WEBHOOK_NOT_FOUND)
     await deleteDeliveriesOf(db, params.webhook)
     ctx.status = 204
+  })
+
+  // No overlap: the old secret stops signing at once (a rotation is mostly made because it leaked);
+  // deliveries a receiver refuses while it switches are retried (docs/flags.md, "Secret").
+  router.post('/:webhook/secret/rotate', ROTATE_OPENAPI, auth, validate(rotateSecretSchema), async (ctx) => {
+    const { params } = input(ctx, rotateSecretSchema)
+    const p = await ownProject(db, ctx, params.id)
+    const old = await ownWebhook(p, params.webhook)
+    // A hint that differs from the old one, so the two can be told apart (and the history sees a change).
+    let secret = newWebhookSecret()
+    while (hintOf(secret) === old.secret_hint) secret = newWebhookSecret()
+    const sealed = { secret_sealed: await sealSecret(platform, secret), secret_hint: hintOf(secret) }
+    const rotate = () => replaceWebhookSecret(db, p._id, params.webhook, sealed)
+    const h = await recordChange(platform, ctx, { project_id: p._id, kind: 'webhook', target: params.webhook }, rotate, (h) => (h ? webhookState(h) : undefined))
+    if (!h) throw notFound(WEBHOOK_NOT_FOUND)
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = { ...webhookView(h), secret }
   })
 
   router.get('/:webhook/deliveries', auth, validate(listDeliveriesSchema), async (ctx) => {

@@ -40,6 +40,9 @@ export const updateWebhookSchema = z.object({
 
 export const webhookPathSchema = z.object({ params: projectParams.extend({ webhook: z.string().max(64) }) })
 
+/** A rotation takes no body: the service makes the secret (a field such as `secret` is a 400, not ignored). */
+export const rotateSecretSchema = z.object({ params: projectParams.extend({ webhook: z.string().max(64) }), body: z.strictObject({}).optional() })
+
 /** Cursor of time-ordered ids (history entries, deliveries): only older ones. */
 export const cursor = z.string().regex(/^[0-9A-Za-z-]{1,128}$/, { error: atField('must be a next_before value from a previous page') })
 export const pageLimit = z.coerce.number().int().min(1).max(200).default(50)

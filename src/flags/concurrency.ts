@@ -1,5 +1,5 @@
-// Optimistic concurrency of flags and segments: each carries a `version` (1 at creation, +1 on
-// every change), answered as the body's `version` and as `ETag: "<version>"`. A PUT or DELETE
+// Optimistic concurrency of flags, segments and projects' settings: each carries a `version` (1 at
+// creation, +1 on every change; a project's counts only its name and allowed origins), answered as the body's `version` and as `ETag: "<version>"`. A PUT or DELETE
 // with `If-Match` is applied only if the resource is still at one of the listed versions (`*`:
 // any, as long as it exists); else 412 with the current resource, so a client editing a stale
 // copy is never silently applied over someone else's change. Without If-Match, writes are applied
@@ -8,6 +8,9 @@
 import type { Context } from 'koa'
 import { badRequest, HttpError } from '../platform/http/errors.ts'
 import { describedAs } from '../platform/ops/openapi.ts'
+
+/** What carries a version. */
+export type Versioned = 'flag' | 'segment' | 'project'
 
 export type IfMatch = { any: true } | { versions: number[] }
 
@@ -47,7 +50,7 @@ export function setEtag(ctx: Context, version: number): void {
 }
 
 /** 412 with the resource as it is now (its view, as GET answers it) and its ETag. */
-export function changedMeanwhile(what: 'flag' | 'segment', current: { version: number }): HttpError {
+export function changedMeanwhile(what: Versioned, current: { version: number }): HttpError {
   return new HttpError(
     412,
     `The ${what} was changed by someone else (version ${current.version} is current)`,
@@ -58,8 +61,8 @@ export function changedMeanwhile(what: 'flag' | 'segment', current: { version: n
 
 const errorJson = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } })
 
-/** What /openapi.json says of a conditional write (PUT, DELETE of a flag or segment). */
-export const conditionalWrite = (what: 'flag' | 'segment') =>
+/** What /openapi.json says of a conditional write (PUT, DELETE of a flag or segment; PATCH, PUT of a project). */
+export const conditionalWrite = (what: Versioned) =>
   describedAs({
     parameters: [
       {

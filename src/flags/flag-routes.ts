@@ -21,7 +21,7 @@ import { recordChange } from './changes/audit.ts'
 import { ownProject, PROJECT_NOT_FOUND } from './own-project.ts'
 import { flagState, projectState, sdkKeyState } from './changes/change-state.ts'
 import { environmentNames, PRODUCTION } from './store/project-store.ts'
-import { bumpVersion, createProject, listProjects, projectView, rotateSdkKey, updateProject, type ProjectDoc } from './store/project-store.ts'
+import { bumpVersion, createProject, getProject, listProjects, projectView, rotateSdkKey, settingsVersionOf, updateProject, type ProjectDoc } from './store/project-store.ts'
 import {
   createFlagSchema,
   createProjectSchema,
@@ -114,23 +114,39 @@ export function flagsRouter(platform: Platform, cache: FlagCache): Router {
     ctx.body = { ...projectView(created.project), sdk_key: created.sdkKey }
   })
 
-  router.get('/projects/:id', auth, validate(projectPathSchema), async (ctx) => {
+  router.get('/projects/:id', versionedRead, auth, validate(projectPathSchema), async (ctx) => {
     const { params } = input(ctx, projectPathSchema)
-    ctx.body = projectView(await ownProject(db, ctx, params.id))
+    const p = await ownProject(db, ctx, params.id)
+    setEtag(ctx, settingsVersionOf(p))
+    ctx.body = projectView(p)
   })
 
   // Partial update of the project's own settings (name, allowed_origins); PUT is the same, for
-  // clients that only speak PUT, as flags are updated with PUT.
+  // clients that only speak PUT, as flags are updated with PUT. With If-Match, applied only while
+  // the settings are at that version (the console's rename and allowed-origins editor send it).
   const updateOwnProject = async (ctx: Context) => {
     const { params, body } = input(ctx, updateProjectSchema)
-    const p = await recordChange(platform, ctx, { project_id: params.id, kind: 'project', target: params.id }, () => updateProject(db, accountOf(ctx)._id, params.id, body), (p) => (p ? projectState(p) : undefined))
-    if (!p) throw notFound(PROJECT_NOT_FOUND)
+    const cond = ifMatchOf(ctx)
+    let expected: number | undefined
+    if (cond) {
+      const current = await ownProject(db, ctx, params.id)
+      if (!matches(cond, settingsVersionOf(current))) throw changedMeanwhile('project', projectView(current))
+      expected = guardVersion(cond, settingsVersionOf(current))
+    }
+    const update = () => updateProject(db, accountOf(ctx)._id, params.id, body, expected)
+    const p = await recordChange(platform, ctx, { project_id: params.id, kind: 'project', target: params.id }, update, (p) => (p ? projectState(p) : undefined))
+    if (!p) {
+      // Guarded: the project may have moved on between the check and the write (or be gone).
+      const now = expected === undefined ? null : await getProject(db, accountOf(ctx)._id, params.id)
+      throw now ? changedMeanwhile('project', projectView(now)) : notFound(PROJECT_NOT_FOUND)
+    }
     // Every replica reloads the project's snapshot, which carries its allowed origins.
     await cache.changed(p._id)
+    setEtag(ctx, settingsVersionOf(p))
     ctx.body = projectView(p)
   }
-  router.patch('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
-  router.put('/projects/:id', auth, validate(updateProjectSchema), updateOwnProject)
+  router.patch('/projects/:id', conditionalWrite('project'), auth, validate(updateProjectSchema), updateOwnProject)
+  router.put('/projects/:id', conditionalWrite('project'), auth, validate(updateProjectSchema), updateOwnProject)
 
   // Deletes the project and everything in it (flags, segments, environments and their keys,
   // webhooks, history, usage): the console asks for confirmation naming what is lost.

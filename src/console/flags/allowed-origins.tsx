@@ -3,10 +3,15 @@
 // governs. Any origin ("*", the default), a list of origins, or an empty list (browser access
 // off). Each origin is checked and normalised as the API does (settings-checks.ts) when added; the
 // list is sent on Save, and a refusal (the API's limit of 100 origins, say) shows under the field.
+// The list is replaced whole, so Save sends If-Match with the project's version the edit started
+// from: a list someone else saved meanwhile gets the conflict panel (theirs shown; reload, or
+// re-apply mine on theirs), never overwritten silently.
 import { useState } from 'preact/hooks'
-import { api } from '../ui/api.ts'
+import { api, ApiError } from '../ui/api.ts'
 import { FormError, TextField } from '../ui/fields.tsx'
+import { Notice } from '../ui/page.tsx'
 import { toast } from '../ui/toasts.tsx'
+import { ConflictPanel } from './conflict.tsx'
 import { base, project } from './project-data.ts'
 import { ORIGIN_HINT, originOf } from './settings-checks.ts'
 import type { Project } from './types.ts'
@@ -14,9 +19,19 @@ import type { Project } from './types.ts'
 interface Draft {
   any: boolean
   list: string[]
+  /** The project's version the edit started from: sent as If-Match. */
+  base: number | null
 }
 
-const fromSaved = (saved: string[]): Draft => (saved.includes('*') ? { any: true, list: [] } : { any: false, list: saved })
+interface Conflict {
+  message: string
+  /** The project as it is now (the 412's `current`). */
+  current: Project | null
+  body: string[]
+}
+
+const fromSaved = (saved: string[], base: number | null): Draft => (saved.includes('*') ? { any: true, list: [], base } : { any: false, list: saved, base })
+const describe = (origins: string[]) => (origins.includes('*') ? 'any origin (*)' : origins.length ? origins.join(', ') : 'none (browser access off)')
 const bodyOf = (d: Draft) => (d.any ? ['*'] : d.list)
 
 export function AllowedOrigins({ id }: { id: string }) {
@@ -26,27 +41,42 @@ export function AllowedOrigins({ id }: { id: string }) {
   const [origin, setOrigin] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  const [conflict, setConflict] = useState<Conflict | null>(null)
   if (!saved) return null
-  const d = draft ?? fromSaved(saved)
+  const version = project.value?.version ?? null
+  const d = draft ?? fromSaved(saved, version)
   const dirty = JSON.stringify(bodyOf(d)) !== JSON.stringify(saved)
+  const changedElsewhere = draft !== null && draft.base !== null && version !== null && version !== draft.base
   const edit = (next: Draft) => {
     setDraft(next)
     setError(null)
   }
 
-  const save = async () => {
+  /** Sends `list` on version `v`: a 412 becomes the conflict panel, with the list kept to re-apply. */
+  const send = async (list: string[], v: number | null) => {
     setBusy(true)
     setError(null)
     try {
-      const r = await api<Project>('PATCH', base(id), { body: { allowed_origins: bodyOf(d) } })
+      const r = await api<Project>('PATCH', base(id), { body: { allowed_origins: list }, ifMatch: v })
       project.value = r.data
       setDraft(null)
+      setConflict(null)
       toast('Allowed origins saved')
     } catch (err) {
-      setError((err as Error).message)
+      if (err instanceof ApiError && err.status === 412) {
+        const cur = err.body?.current as Project | undefined
+        setConflict({ message: err.message, current: cur && typeof cur.version === 'number' ? cur : null, body: list })
+      } else setError((err as Error).message)
     } finally {
       setBusy(false)
     }
+  }
+  const save = () => send(bodyOf(d), d.base)
+  const reload = () => {
+    if (conflict?.current) project.value = conflict.current
+    setDraft(null)
+    setConflict(null)
+    setError(null)
   }
 
   return (
@@ -55,6 +85,21 @@ export function AllowedOrigins({ id }: { id: string }) {
       <p>
         Browsers let only pages of these origins evaluate this project's flags with a client SDK key, as the web provider above does; servers and apps are not limited by it.
       </p>
+      {conflict && (
+        <ConflictPanel thing="this project's settings" message={conflict.message} busy={busy} onReload={reload} onReapply={() => send(conflict.body, conflict.current?.version ?? null)}>
+          {conflict.current && <p>Their allowed origins: {describe(conflict.current.allowed_origins ?? ['*'])}</p>}
+          <p>Yours: {describe(conflict.body)}</p>
+        </ConflictPanel>
+      )}
+      {changedElsewhere && !conflict && (
+        <Notice kind="warn">
+          This project's settings were just changed elsewhere (now: {describe(saved)}). Saving your list will ask what to do; or{' '}
+          <button type="button" class="link" onClick={reload}>
+            drop your edits
+          </button>
+          .
+        </Notice>
+      )}
       <fieldset>
         <legend>Which web pages may evaluate flags</legend>
         <div class="check">
@@ -98,7 +143,7 @@ export function AllowedOrigins({ id }: { id: string }) {
               const o = originOf(origin)
               if (!o) return setError(`Must be ${ORIGIN_HINT}`)
               if (d.list.includes(o)) return setError(`${o} is already in the list`)
-              edit({ any: false, list: [...d.list, o] })
+              edit({ ...d, any: false, list: [...d.list, o] })
               setOrigin('')
             }}
           >

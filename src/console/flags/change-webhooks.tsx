@@ -1,6 +1,6 @@
 // Flag-change webhooks: the list, a new webhook (its signing secret shown once), each webhook's
 // deliveries with their attempts, a retry of a failed delivery, edit (change-webhook-edit.tsx),
-// pause and resume, and delete.
+// pause and resume, a new signing secret (rotate-secret.tsx), and delete.
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -11,6 +11,7 @@ import { Notice, Page } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
 import { EditWebhookDialog } from './change-webhook-edit.tsx'
+import { RotateSecretDialog } from './rotate-secret.tsx'
 import { base, environments } from './project-data.ts'
 import { WEBHOOK_EVENTS as EVENTS, webhookUrlProblem } from './settings-checks.ts'
 import type { Delivery, Webhook } from './types.ts'
@@ -99,6 +100,7 @@ export function ChangeWebhooks({ id }: { id: string }) {
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null)
   const [deleting, setDeleting] = useState<Webhook | null>(null)
   const [editing, setEditing] = useState<Webhook | null>(null)
+  const [rotating, setRotating] = useState<Webhook | null>(null)
   const hooks = `${base(id)}/webhooks`
   const load = async () => {
     try {
@@ -153,6 +155,9 @@ export function ChangeWebhooks({ id }: { id: string }) {
               }}
             >
               {w.enabled ? 'Pause' : 'Resume'}
+            </button>
+            <button type="button" class="small" aria-label={`Rotate secret of the webhook ${w.url}`} onClick={() => setRotating(w)}>
+              Rotate secret…
             </button>
             <button type="button" class="small" aria-label={`Delete the webhook ${w.url}`} onClick={() => setDeleting(w)}>
               Delete
@@ -215,6 +220,7 @@ export function ChangeWebhooks({ id }: { id: string }) {
           await load()
         }}
       />
+      <RotateSecretDialog url={hooks} webhook={rotating} onClose={() => setRotating(null)} onRotated={load} />
       <ConfirmDialog
         open={!!deleting}
         title="Delete this webhook?"

@@ -13,6 +13,7 @@ import { Notice, Page } from '../ui/page.tsx'
 import { navigate } from '../ui/router.ts'
 import { toast } from '../ui/toasts.tsx'
 import { fromDraft, toDraft, type Draft, type Problems } from './draft.ts'
+import { ConflictPanel } from './conflict.tsx'
 import { FlagTabs } from './flag-tabs.tsx'
 import { base, environments, lastChange, resynced, segments } from './project-data.ts'
 import { RulesEditor, SplitEditor } from './rule-editor.tsx'
@@ -210,27 +211,18 @@ export function FlagPage({ id, flagKey }: { id: string; flagKey: string }) {
         {version !== null && ` · version ${version}`}
       </p>
       {conflict && (
-        <div class="conflict" role="alert">
-          <h2>Someone else changed this flag</h2>
-          <p>{conflict.message}</p>
-          <p>
-            Your change (“{conflict.what}”) was <strong>not applied</strong>. Reload to see their version, or apply your change on top of it.
-          </p>
-          <div class="buttons">
-            <button
-              type="button"
-              onClick={async () => {
-                await load(true)
-                setConflict(null)
-              }}
-            >
-              Reload (drop my change)
-            </button>
-            <button type="button" class="primary" disabled={busy} onClick={() => change(conflict.what, conflict.retry, conflict.current)}>
-              Re-apply my change
-            </button>
-          </div>
-        </div>
+        <ConflictPanel
+          thing="this flag"
+          heading="h2"
+          message={conflict.message}
+          change={conflict.what}
+          busy={busy}
+          onReload={async () => {
+            await load(true)
+            setConflict(null)
+          }}
+          onReapply={() => change(conflict.what, conflict.retry, conflict.current)}
+        />
       )}
       {changedElsewhere && !conflict && (
         <Notice kind="warn">

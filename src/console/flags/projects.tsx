@@ -1,5 +1,6 @@
 // Projects: the account's projects with their flag counts; create (the new production SDK key is
-// shown once), rename, and delete after a confirmation that names everything that goes with it.
+// shown once), rename (with If-Match: a name someone else changed meanwhile gets the conflict
+// panel, reload or re-apply), and delete after a confirmation that names everything that goes with it.
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
@@ -9,6 +10,7 @@ import { Time } from '../ui/format.tsx'
 import { Notice, Page } from '../ui/page.tsx'
 import { TableWrap } from '../ui/table.tsx'
 import { toast } from '../ui/toasts.tsx'
+import { ConflictPanel } from './conflict.tsx'
 import type { Project } from './types.ts'
 
 export function Projects() {
@@ -20,6 +22,8 @@ export function Projects() {
   const [renaming, setRenaming] = useState<Project | null>(null)
   const [newName, setNewName] = useState('')
   const [renameError, setRenameError] = useState<string | null>(null)
+  /** A rename refused with 412: their project as it is now, and the name I tried. */
+  const [renameConflict, setRenameConflict] = useState<{ message: string; current: Project | null; name: string } | null>(null)
   const [deleting, setDeleting] = useState<Project | null>(null)
   const [confirmName, setConfirmName] = useState('')
   const [deleteError, setDeleteError] = useState<string | null>(null)
@@ -34,6 +38,26 @@ export function Projects() {
     }
   }
   useEffect(() => void load(), [reconnects.value])
+
+  /** Renames on version `v` (If-Match); a 412 shows the conflict in the dialog, with the name kept to re-apply. */
+  const rename = async (to: string, v: number | null) => {
+    setBusy(true)
+    setRenameError(null)
+    try {
+      await api('PATCH', `/api/v1/projects/${seg(renaming!.id)}`, { body: { name: to }, ifMatch: v })
+      toast(`Renamed to ${to}`)
+      setRenaming(null)
+      setRenameConflict(null)
+      await load()
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 412) {
+        const cur = err.body?.current as Project | undefined
+        setRenameConflict({ message: err.message, current: cur && typeof cur.version === 'number' ? cur : null, name: to })
+      } else setRenameError((err as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
 
   return (
     <Page title="Projects">
@@ -91,6 +115,7 @@ export function Projects() {
                           setRenaming(p)
                           setNewName(p.name)
                           setRenameError(null)
+                          setRenameConflict(null)
                         }}
                       >
                         Rename
@@ -145,18 +170,29 @@ export function Projects() {
       </form>
 
       <Dialog open={!!renaming} title={`Rename ${renaming?.name ?? ''}`} onClose={() => setRenaming(null)}>
+        {renameConflict && (
+          <ConflictPanel
+            thing="this project"
+            message={renameConflict.message}
+            busy={busy}
+            onReload={() => {
+              if (renameConflict.current) {
+                setRenaming(renameConflict.current)
+                setNewName(renameConflict.current.name)
+              }
+              setRenameConflict(null)
+              void load()
+            }}
+            onReapply={() => rename(renameConflict.name, renameConflict.current?.version ?? null)}
+          >
+            {renameConflict.current && <p>Its name now: {renameConflict.current.name}</p>}
+          </ConflictPanel>
+        )}
         <form
-          onSubmit={async (e) => {
+          onSubmit={(e) => {
             e.preventDefault()
             if (!newName.trim()) return setRenameError('Give the project a name')
-            try {
-              await api('PATCH', `/api/v1/projects/${seg(renaming!.id)}`, { body: { name: newName.trim() } })
-              toast(`Renamed to ${newName.trim()}`)
-              setRenaming(null)
-              await load()
-            } catch (err) {
-              setRenameError((err as Error).message)
-            }
+            void rename(newName.trim(), renaming!.version ?? null)
           }}
         >
           <TextField id="rename-project" label="New name" required maxLength={100} value={newName} error={renameError} onValue={setNewName} />

@@ -7,6 +7,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { FormError } from '../ui/fields.tsx'
+import { ConflictPanel } from './conflict.tsx'
 import { Notice } from '../ui/page.tsx'
 import { toast } from '../ui/toasts.tsx'
 import { conditionDraft, type DraftCondition, type Problems } from './draft.ts'
@@ -140,22 +141,15 @@ export function SegmentEdit({ id, segment, onDone }: { id: string; segment: Segm
       </h2>
       <p class="muted">{shown.version !== undefined && `Version ${shown.version}`}</p>
       {conflict && (
-        <div class="conflict" role="alert">
-          <h3>Someone else changed this segment</h3>
-          <p>{conflict.message}</p>
+        <ConflictPanel
+          thing="this segment"
+          message={conflict.message}
+          busy={busy}
+          onReload={() => (conflict.current ? (take(conflict.current), setConflict(null)) : reload())}
+          onReapply={() => send(conflict.body, conflict.current?.version ?? null)}
+        >
           {conflict.current && <p>Their version: {describeRule({ conditions: conflict.current.conditions as Condition[] })}</p>}
-          <p>
-            Your change was <strong>not applied</strong>. Reload to see their version (drops your edits), or apply your change on top of it.
-          </p>
-          <div class="buttons">
-            <button type="button" onClick={() => (conflict.current ? (take(conflict.current), setConflict(null)) : reload())}>
-              Reload (drop my change)
-            </button>
-            <button type="button" class="primary" disabled={busy} onClick={() => send(conflict.body, conflict.current?.version ?? null)}>
-              Re-apply my change
-            </button>
-          </div>
-        </div>
+        </ConflictPanel>
       )}
       {changedElsewhere && !conflict && (
         <Notice kind="warn">

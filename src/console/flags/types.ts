@@ -8,6 +8,8 @@ export interface Project {
   flag_count: number
   /** ["*"]: any origin; []: no browser may evaluate (the CORS allow-list of the web provider). */
   allowed_origins?: string[]
+  /** The version of name and allowed origins: sent as If-Match by the rename and the origins editor. */
+  version?: number
   created_at: string
 }
 

@@ -1,6 +1,6 @@
 // Flag-change webhooks of a project (`flag_webhooks`): where a project's flag and segment changes
 // are sent. Each has its own signing secret, kept sealed (src/platform/secret-box.ts) because
-// signing needs the secret itself; it is shown once, at creation. The per-project plan limit is a
+// signing needs the secret itself; it is shown once, at creation and at each rotation. The per-project plan limit is a
 // conditional counter on the project, as for flags and segments.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
@@ -82,6 +82,16 @@ async function releaseSlot(db: Db, projectId: string): Promise<void> {
 export async function updateWebhook(db: Db, projectId: string, id: string, change: Partial<Pick<WebhookDoc, 'url' | 'environment' | 'events' | 'description' | 'enabled'>>): Promise<WebhookDoc | null> {
   const set = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined))
   return webhooks(db).findOneAndUpdate({ _id: id, project_id: projectId }, { $set: { ...set, updated_at: clock.now() } }, { returnDocument: 'after' })
+}
+
+/**
+ * A new signing secret in place of the old, which signs nothing from then on: every attempt opens
+ * the secret it signs with, so retries of pending deliveries are signed with the new one too.
+ * Null: no such webhook.
+ */
+export async function replaceWebhookSecret(db: Db, projectId: string, id: string, secret: Pick<WebhookDoc, 'secret_sealed' | 'secret_hint'>): Promise<WebhookDoc | null> {
+  if (id.length > 64) return null
+  return webhooks(db).findOneAndUpdate({ _id: id, project_id: projectId }, { $set: { ...secret, updated_at: clock.now() } }, { returnDocument: 'after' })
 }
 
 export async function deleteWebhook(db: Db, projectId: string, id: string): Promise<boolean> {

@@ -54,8 +54,9 @@ export function sdkKeyState(p: ProjectDoc, environment: string) {
   return { environment, sdk_key_hint: e.sdk_key_hint, ...(server ? { server_key_hint: server } : {}) }
 }
 
+/** A webhook's secret is shown by its hint only, as SDK keys are: a rotation changes the hint (`/secret_hint` in the diff). */
 export const webhookState = (h: WebhookDoc | null) =>
-  h ? plain({ id: h._id, url: h.url, environment: h.environment, events: h.events, description: h.description, enabled: h.enabled }) : null
+  h ? plain({ id: h._id, url: h.url, environment: h.environment, events: h.events, description: h.description, enabled: h.enabled, secret_hint: h.secret_hint }) : null
 
 /** The current state of a resource, read from the store (null: it does not exist). */
 export async function readState(db: Db, p: ProjectDoc, kind: ChangeKind, target: string): Promise<unknown> {

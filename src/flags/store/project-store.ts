@@ -1,7 +1,10 @@
 // Projects in MongoDB. Each has its own SDK key (stored only as a SHA-256 hash), a flag counter
 // that makes the per-project plan limit atomic, and a version bumped after every change of its
 // flags or key, which the evaluation cache compares against. The per-account project limit is a
-// counter document per account, reserved with a conditional $inc before the insert.
+// counter document per account, reserved with a conditional $inc before the insert. Apart from
+// that cache version, `settings_version` counts changes of the settings PATCH/PUT writes (name,
+// allowed_origins): it is the project's ETag (concurrency.ts), so a flag toggled or a key rotated
+// does not turn someone's rename into a conflict.
 import type { Db } from 'mongodb'
 import { clock } from '../../platform/clock.ts'
 import { newApiKey, randomId, sha256 } from '../../platform/ids.ts'
@@ -31,6 +34,8 @@ export interface ProjectDoc {
   /** Flag-change webhooks held (plan limit, change-hook-store.ts); absent on documents written before them. */
   webhook_count?: number
   version: number
+  /** The version of name and allowed_origins (1 at creation, +1 per PATCH/PUT): the ETag; absent = 0 (documents before it). */
+  settings_version?: number
   created_at: Date
   sdk_key_rotated_at?: Date
   /** Production's server SDK key (hash and hint); absent until one is made. */
@@ -100,6 +105,9 @@ export function serverKeyHint(p: ProjectDoc, environment: string): string | null
   return p.environments?.find((e) => e.name === environment)?.server_key_hint ?? null
 }
 
+/** The version of the project's settings (name, allowed_origins), as ETag and the view's `version`. */
+export const settingsVersionOf = (p: { settings_version?: number }): number => p.settings_version ?? 0
+
 export function projectView(p: ProjectDoc) {
   return {
     id: p._id,
@@ -107,6 +115,7 @@ export function projectView(p: ProjectDoc) {
     sdk_key_hint: p.sdk_key_hint,
     flag_count: p.flag_count,
     allowed_origins: allowedOriginsOf(p),
+    version: settingsVersionOf(p),
     created_at: p.created_at.toISOString(),
   }
 }
@@ -156,6 +165,7 @@ export async function createProject(
     sdk_key_hint: hintOf(sdkKey),
     flag_count: 0,
     version: 0,
+    settings_version: 1,
     created_at: clock.now(),
     allowed_origins: allowedOrigins,
   }
@@ -293,19 +303,24 @@ export async function rotateSdkKey(db: Db, accountId: string, id: string): Promi
 
 /**
  * Change a project's own settings. The version moves with them, so every replica's evaluation
- * cache reloads the project (its allowed origins are part of the snapshot). Null: not the account's.
+ * cache reloads the project (its allowed origins are part of the snapshot), and so does the
+ * settings version. With `expectedSettings`, only a project whose settings are still at that
+ * version is changed. Null: not the account's, or (with `expectedSettings`) changed meanwhile.
  */
 export async function updateProject(
   db: Db,
   accountId: string,
   id: string,
   change: { name?: string; allowed_origins?: string[] },
+  expectedSettings?: number,
 ): Promise<ProjectDoc | null> {
   if (id.length > 64) return null
   const set: Partial<ProjectDoc> = {}
   if (change.name !== undefined) set.name = change.name
   if (change.allowed_origins !== undefined) set.allowed_origins = change.allowed_origins
-  return projects(db).findOneAndUpdate({ _id: id, account_id: accountId }, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' })
+  // Documents written before settings versions are at 0: the filter matches them by the field's absence.
+  const guard = expectedSettings === undefined ? {} : expectedSettings === 0 ? { settings_version: { $exists: false } } : { settings_version: expectedSettings }
+  return projects(db).findOneAndUpdate({ _id: id, account_id: accountId, ...guard } as never, { $set: set, $inc: { version: 1, settings_version: 1 } }, { returnDocument: 'after' })
 }
 
 /** Take one flag slot if the project has fewer than `limit` flags. */
