@@ -2,7 +2,8 @@
 // URL (a laptop's dev server), then reports what the local server answered back to the service,
 // where it shows on the capture (API and inspection page). Reconnects by itself, resuming after
 // the last capture seen (Last-Event-ID), and says so loudly when the connection is lost; a stall
-// watchdog catches connections that died silently (the smee-client failure). Across restarts it
+// watchdog catches connections that died silently (the smee-client failure). The endpoint deleted
+// meanwhile ends it with exit code 1 and a message saying so. Across restarts it
 // remembers the last capture delivered per endpoint and target (listen/resume-state.ts) and first
 // delivers what it missed. Filters, extra headers, --json and --concurrency: listen/args.ts and
 // docs/webhooks.md. Usage: see listen/args.ts.
@@ -193,8 +194,11 @@ async function main() {
       clearTimeout(stall)
       stall = setTimeout(() => ac.abort(new Error(`no data for ${STALL_MS / 1000} s`)), STALL_MS)
     }
+    // Other events (forward attempts, the endpoint's settings…) are the page's business, not ours.
+    let deleted = false
     const onEvent = (ev: EventSourceMessage) => {
       if (ev.event === 'capture') enqueue(JSON.parse(ev.data) as Capture)
+      else if (ev.event === 'endpoint_deleted') deleted = true
     }
     const resumeFrom = lastId
     let reason = 'the server closed the stream'
@@ -216,6 +220,8 @@ async function main() {
       clearTimeout(stall)
       ac.abort()
     }
+    // The stream ended because the endpoint is gone: reconnecting would only meet a 404.
+    if (deleted) fail(1, `endpoint ${token} was deleted (in the console or through the API): nothing more will arrive`)
     const wait = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)]!
     if (failures === 0) {
       say(`${paint(['red', 'bold', 'inverse'], ' CONNECTION LOST ')} ${paint('red', `to ${api} (${reason}). Captures are kept by the service; reconnecting…`)}`)

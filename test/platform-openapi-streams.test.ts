@@ -45,11 +45,11 @@ describe('platform: event streams in the OpenAPI documents', function () {
     }
   })
 
-  it('GET /endpoints/{token}/stream: text/event-stream with capture, forward and local_delivery; a real capture event matches', async () => {
+  it('GET /endpoints/{token}/stream: text/event-stream with capture, forward, local_delivery, endpoint and endpoint_deleted; a real capture event matches', async () => {
     const doc = (await get(`${sys.root.webhooks}/openapi.json`)).json
     const op = doc.paths['/api/v1/endpoints/{token}/stream'].get
     const media = op.responses['200'].content['text/event-stream']
-    assert.deepEqual(media['x-sse-events'], ['capture', 'forward', 'local_delivery'])
+    assert.deepEqual(media['x-sse-events'], ['capture', 'forward', 'local_delivery', 'endpoint', 'endpoint_deleted'])
     assert.ok(op.parameters.some((p: any) => p.in === 'header' && p.name === 'Last-Event-ID'))
     const key = await signup(sys)
     const ep = await createEndpoint(sys, key)

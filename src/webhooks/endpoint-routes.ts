@@ -3,7 +3,7 @@
 // delete), replay, manual forward retry and signature verification.
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { forwardSchedule, scheduleForward } from './forward/forward-schedule.ts'
+import { scheduleForward } from './forward/forward-schedule.ts'
 import { createAccount, signupSchema, type Account } from '../platform/accounts.ts'
 import { WEBHOOKS_LIMITS } from '../platform/plans.ts'
 import { clock } from '../platform/clock.ts'
@@ -17,6 +17,7 @@ import { checkOutboundUrl } from '../platform/outbound/outbound-url.ts'
 import { getBody } from './store/body-store.ts'
 import { captureCollection, countByEndpoint, deleteCaptures, deleteEndpointCaptures, getCapture, listAttempts } from './store/capture-store.ts'
 import { DEFAULT_RESPONSE, endpoints, findOwnEndpoint, isExpired, type EndpointDoc } from './store/endpoint-store.ts'
+import { presentOne, publishDeleted, publishSettings } from './endpoint-view.ts'
 import { releaseEndpointSlot, takeEndpointSlot, usedToday } from './store/limit-store.ts'
 import { presentAttempt, presentCapture, presentEndpoint, presentOverview, publicBase } from './store/present.ts'
 import { recoveries } from './forward/dead-letter-recovery.ts'
@@ -37,7 +38,7 @@ const REQUEST_NOT_FOUND = 'Request not found'
 const UPDATE_OPENAPI = {
   summary: "Change an endpoint's settings; its capture URL stays the same",
   description:
-    'Any of the fields of create, at least one; the others keep their values. Checked as create checks them: forward_url must be a public http(s) URL and needs a paid plan; null stops forwarding. Every capture and forward attempt reads the endpoint as it is then: the next capture is answered with the new response, and the next attempt of a forward already owed goes to the new forward_url. Removing forward_url dead-letters the forwards still owed (pending, retrying, held while paused) with a reason, for a later retry or recovery. Answers the endpoint as GET does.',
+    'Any of the fields of create, at least one; the others keep their values. Checked as create checks them: forward_url must be a public http(s) URL and needs a paid plan; null stops forwarding. Every capture and forward attempt reads the endpoint as it is then: the next capture is answered with the new response, and the next attempt of a forward already owed goes to the new forward_url. Removing forward_url dead-letters the forwards still owed (pending, retrying, held while paused) with a reason, for a later retry or recovery. Answers the endpoint as GET does, and sends the same to its open live streams (an `endpoint` event).',
 }
 
 function limitsOf(account: Pick<Account, 'plan'>) {
@@ -55,17 +56,6 @@ export function endpointsRouter(platform: Platform): Router {
     const cap = await getCapture(db, ep._id, id)
     if (!cap) throw notFound(REQUEST_NOT_FOUND)
     return { ep, cap }
-  }
-
-  /** One endpoint as GET …/endpoints/{token} answers it (PATCH answers the same). */
-  async function presentOne(ctx: Context, ep: EndpointDoc) {
-    const [counts, stats] = await Promise.all([countByEndpoint(db, [ep]), forwardStatsOf(db, [ep._id])])
-    return {
-      ...presentEndpoint(ep, accountOf(ctx), publicBase(ctx, config), counts.get(ep._id) ?? 0),
-      ...presentOverview(ep, stats.get(ep._id), clock.now()),
-      // The retry schedule its forwards follow (the operator's, the same for every endpoint): the console shows it.
-      forward_schedule_ms: ep.forward_url ? forwardSchedule(config) : null,
-    }
   }
 
   function requirePaid(account: Account, feature: string) {
@@ -128,7 +118,7 @@ export function endpointsRouter(platform: Platform): Router {
 
   router.get('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
     const { params } = input(ctx, endpointSchema)
-    ctx.body = await presentOne(ctx, await ownEndpoint(db, ctx, params.token))
+    ctx.body = await presentOne(platform, ctx, await ownEndpoint(db, ctx, params.token))
   })
 
   router.patch('/endpoints/:token', describedAs(UPDATE_OPENAPI), auth, validate(updateEndpointSchema), async (ctx) => {
@@ -147,7 +137,8 @@ export function endpointsRouter(platform: Platform): Router {
     if (!after) throw notFound(ENDPOINT_NOT_FOUND)
     // Stopped: the forwards still owed are dead-lettered with the reason (forward-stop.ts).
     if (ep.forward_url && !after.forward_url) await deadLetterOwed(platform, after)
-    ctx.body = await presentOne(ctx, after)
+    // Every page open on the endpoint (any replica) shows the new settings (endpoint-view.ts).
+    ctx.body = await publishSettings(platform, ctx, after)
   })
 
   router.delete('/endpoints/:token', auth, validate(endpointSchema), async (ctx) => {
@@ -161,6 +152,8 @@ export function endpointsRouter(platform: Platform): Router {
     const removed = await deleteEndpointCaptures(db, ep)
     await recoveries(db).deleteMany({ endpoint_id: ep._id })
     await deleteForwardStats(db, ep._id)
+    // Its open streams say so and end (live-routes.ts).
+    await publishDeleted(platform, ep._id, removed)
     ctx.body = { deleted: true, endpoint_id: ep._id, requests_deleted: removed }
   })
 

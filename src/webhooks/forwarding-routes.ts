@@ -1,6 +1,6 @@
 // Forwarding controls of an endpoint (paid plans, endpoints with a forward_url):
-// POST …/{token}/forwarding/pause | resume, and bulk recovery of dead-lettered forwards:
-// POST …/{token}/recoveries {since} → 202 with the recovery, GET …/{token}/recoveries/{id} its progress,
+// POST …/{token}/forwarding/pause | resume (the new state published to the endpoint's live streams),
+// and bulk recovery of dead-lettered forwards: POST …/{token}/recoveries {since} → 202 with the recovery, GET …/{token}/recoveries/{id} its progress,
 // and GET …/{token}/deliveries: the forwarded requests with their attempts (the console's deliveries view).
 import Router from '@koa/router'
 import type { Context } from 'koa'
@@ -9,7 +9,8 @@ import { accountOf, requireApiKey } from '../platform/http/auth.ts'
 import { conflict, forbidden, notFound } from '../platform/http/errors.ts'
 import { input, validate } from '../platform/http/validate.ts'
 import type { Platform } from '../platform/platform.ts'
-import { findOwnEndpoint, type EndpointDoc } from './store/endpoint-store.ts'
+import { endpoints, findOwnEndpoint, type EndpointDoc } from './store/endpoint-store.ts'
+import { publishSettings } from './endpoint-view.ts'
 import { setForwardPaused } from './forward/forward-pause.ts'
 import { forwardingSchema, listDeliveriesSchema, recoverSchema, recoveryStatusSchema } from './forwarding-schema.ts'
 import { describedAs } from '../platform/ops/openapi.ts'
@@ -46,6 +47,9 @@ export function forwardingRouter(platform: Platform): Router {
       const ep = await forwardingEndpoint(ctx, params.token)
       // Resuming an endpoint that is not paused still sends anything held (harmless when none is).
       await setForwardPaused(platform, ep._id, paused)
+      // Every page open on the endpoint shows the new state (endpoint-view.ts); gone meanwhile: nothing to show.
+      const after = await endpoints(db).findOne({ _id: ep._id })
+      if (after) await publishSettings(platform, ctx, after)
       ctx.body = { endpoint_id: ep._id, forward_paused: paused }
     })
   }

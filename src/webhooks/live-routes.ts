@@ -1,5 +1,6 @@
 // The live side of the management API: GET …/{token}/stream, Server-Sent Events of new captures,
-// forward-attempt updates and local-delivery reports; and POST …/requests/{id}/local-delivery,
+// forward-attempt updates, local-delivery reports and the endpoint's own changes (its settings;
+// its deletion, after which the stream ends); and POST …/requests/{id}/local-delivery,
 // where the `listen` CLI reports what its local target answered. The stream authenticates with
 // the Authorization header like every other route (the page reads it with fetch(), not
 // EventSource, so the key is never in a URL). A resume (Last-Event-ID) replays captures with a
@@ -19,7 +20,7 @@ import { localDeliverySchema, streamSchema } from './live-schema.ts'
 import { LIVE_STREAM_OPENAPI } from './live-openapi.ts'
 import { describedAs } from '../platform/ops/openapi.ts'
 import { presentLocalDelivery } from './store/present.ts'
-import { ownEndpoint } from './own-endpoint.ts'
+import { ENDPOINT_NOT_FOUND, ownEndpoint } from './own-endpoint.ts'
 import { untrusted } from './untrusted-response.ts'
 
 /** Comment lines keep proxies and clients from calling an idle stream dead (at most 25 s apart, under common proxies' idle cut-offs). */
@@ -73,8 +74,17 @@ export function liveRouter(platform: Platform, hub: LiveHub): Router {
         if (sent.size > 2_000) for (const id of sent) if (id < maxSent - 1_000) sent.delete(id)
       }
       stream.sendFrame(frame(ev))
+      // Nothing more will come: the client hears why the stream ends rather than a bare drop.
+      if (ev.type === 'endpoint_deleted') stream.close()
     }
     const unsubscribe = await hub.subscribe(ep._id, (ev) => (live ? send(ev) : early.push(ev)))
+    // Deleted between the check above and the subscription: its endpoint_deleted event reached no
+    // one here, so the refusal a later connect would get is given now (any deletion after this
+    // point arrives as the event).
+    if (!(await endpoints(db).findOne({ _id: ep._id }, { projection: { _id: 1 } }))) {
+      unsubscribe()
+      throw notFound(ENDPOINT_NOT_FOUND)
+    }
     stream = openSse(ctx, { heartbeatMs: HEARTBEAT_MS, retryMs: 2000, maxBufferedBytes: MAX_BUFFERED, onClose: unsubscribe })
     stream.comment(`connected to ${ep._id}`)
     const closed = () => stream!.closed

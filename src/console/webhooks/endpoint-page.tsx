@@ -3,8 +3,11 @@
 // URL staying the same), its forwarding (forwards carry the sender's own headers and signature, and
 // no signature of this service; the retry schedule is the operator's, for every endpoint), pause /
 // resume, delete, and the deliveries view (kept after forwarding stops, for the dead-lettered).
-import { useEffect, useState } from 'preact/hooks'
-import { api, reconnects, seg } from '../ui/api.ts'
+// It follows the endpoint's live stream: captures and attempts reload what they change, a settings
+// change made elsewhere (another tab, a colleague, the API) shows at once, and a deletion made
+// elsewhere replaces the page with a notice saying so.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, ApiError, reconnects, seg } from '../ui/api.ts'
 import { CopyBlock } from '../ui/copy.tsx'
 import { ConfirmDialog } from '../ui/dialog.tsx'
 import { Time } from '../ui/format.tsx'
@@ -28,10 +31,18 @@ export function EndpointPage(props: { token: string }) {
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [deleteError, setDeleteError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  const [deleted, setDeleted] = useState(false)
+  /** This page's own Delete is under way: its stream's deletion event is no news here. */
+  const deletingHere = useRef(false)
+  const loaded = useRef(false)
   const load = () =>
     api<Endpoint>('GET', `/api/v1/endpoints/${seg(props.token)}`)
-      .then((r) => (setEp(r.data), setError(null)))
-      .catch((e) => setError(say(e)))
+      .then((r) => ((loaded.current = true), setEp(r.data), setError(null)))
+      .catch((e) => {
+        // Shown before and gone now: deleted while the stream was down (its event never came).
+        if (loaded.current && e instanceof ApiError && e.status === 404 && !deletingHere.current) setDeleted(true)
+        else setError(say(e))
+      })
   useEffect(() => void load(), [props.token, reconnects.value])
   // Without a target now, the deliveries view stays while there are forwards of before to see.
   const [pastForwards, setPastForwards] = useState(false)
@@ -44,13 +55,39 @@ export function EndpointPage(props: { token: string }) {
   }, [props.token, stopped, reconnects.value])
   // Captures and forward attempts as they happen: the counts, health and deliveries follow.
   const [activity, setActivity] = useState(0)
-  useEffect(() => watchEndpoint(props.token, () => (void load(), setActivity((n) => n + 1))), [props.token])
+  useEffect(
+    () =>
+      watchEndpoint(props.token, {
+        onActivity: () => (void load(), setActivity((n) => n + 1)),
+        // The capture and inspection URLs stay as this browser reaches the service (the event's
+        // were made for the request that changed the settings, which may have used another host).
+        onSettings: (next) => setEp((old) => (old ? { ...next, url: old.url, inspect_url: old.inspect_url } : old)),
+        onDeleted: () => {
+          if (!deletingHere.current) setDeleted(true)
+        },
+      }),
+    [props.token],
+  )
 
   const crumbs = (
     <p class="crumbs">
       <a href="/endpoints">All endpoints</a>
     </p>
   )
+  if (deleted)
+    return (
+      <Page title={ep ? label(ep) : 'Endpoint'} appName={APP}>
+        {crumbs}
+        <div class="deleted" role="alert">
+          <h2>This endpoint was deleted</h2>
+          <p>
+            <strong>{ep ? label(ep) : props.token}</strong> no longer exists: it was deleted (in another tab, by someone else or through the API) with its captured requests.
+            Its capture URL answers senders with 404 now.
+          </p>
+          <a href="/endpoints">Back to all endpoints</a>
+        </div>
+      </Page>
+    )
   if (!ep)
     return (
       <Page title={error ? 'Endpoint' : 'Loading endpoint'} appName={APP}>
@@ -95,7 +132,7 @@ export function EndpointPage(props: { token: string }) {
       {crumbs}
       <p class="live-state muted">
         {live.value === 'open'
-          ? 'Live: this page follows captures and forward attempts as they happen.'
+          ? 'Live: this page follows captures, forward attempts and changes to its settings as they happen.'
           : live.value === 'down'
             ? 'Not live right now: reconnecting ("Refresh deliveries" still works).'
             : 'Connecting to the live stream…'}
@@ -181,13 +218,17 @@ export function EndpointPage(props: { token: string }) {
         onClose={() => setConfirmDelete(false)}
         onConfirm={async () => {
           setBusy(true)
+          deletingHere.current = true
           try {
             const n = await deleteEndpoint(ep)
             toast(`${label(ep)} deleted with ${n} captured request${n === 1 ? '' : 's'}`)
             setConfirmDelete(false)
             navigate('/endpoints')
           } catch (e) {
-            setDeleteError(say(e))
+            deletingHere.current = false
+            // Someone else deleted it first: say that, not a bare "not found".
+            if (e instanceof ApiError && e.status === 404) (setConfirmDelete(false), setDeleted(true))
+            else setDeleteError(say(e))
           } finally {
             setBusy(false)
           }

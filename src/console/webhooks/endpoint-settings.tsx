@@ -2,10 +2,15 @@
 // changed in place (PATCH …/endpoints/{token}) so the capture URL senders know stays the same.
 // The fields carry the checks the API makes (those of the create form and more); a refusal is
 // shown at the field the API names. Only changed fields are sent; an empty target stops forwarding.
-import { useState } from 'preact/hooks'
+// The settings can change elsewhere while the dialog is open (the page follows the live stream):
+// without edits the fields follow; with edits they are kept and the dialog says "changed
+// elsewhere", and saving then sends only the fields edited here, so what the other change set in
+// the fields left alone is not put back.
+import { useEffect, useState } from 'preact/hooks'
 import { api, ApiError, seg } from '../ui/api.ts'
 import { Dialog } from '../ui/dialog.tsx'
 import { FormError, TextArea, TextField } from '../ui/fields.tsx'
+import { Notice } from '../ui/page.tsx'
 import { toast } from '../ui/toasts.tsx'
 import { label } from './endpoint-actions.ts'
 import { say } from './say.ts'
@@ -43,16 +48,18 @@ function check(v: Values): { field: Field; message: string } | null {
   return null
 }
 
-/** The changed fields, as the API takes them. */
-function changes(ep: Endpoint, v: Values): Record<string, unknown> {
+const same = (a: Values, b: Values) => FIELDS.every((f) => a[f] === b[f])
+
+/** The fields edited since `from` (what the dialog opened with), as the API takes them. */
+function changes(from: Values, v: Values): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   const name = v.name.trim()
-  if (name !== (ep.name ?? '')) out.name = name || null
-  if (Number(v.response_code) !== ep.response_code) out.response_code = Number(v.response_code)
-  if (v.response_body !== ep.response_body) out.response_body = v.response_body
-  if (v.response_content_type.trim() !== ep.response_content_type) out.response_content_type = v.response_content_type.trim()
+  if (name !== from.name) out.name = name || null
+  if (Number(v.response_code) !== Number(from.response_code)) out.response_code = Number(v.response_code)
+  if (v.response_body !== from.response_body) out.response_body = v.response_body
+  if (v.response_content_type.trim() !== from.response_content_type) out.response_content_type = v.response_content_type.trim()
   const url = v.forward_url.trim()
-  if (url !== (ep.forward_url ?? '')) out.forward_url = url || null
+  if (url !== from.forward_url) out.forward_url = url || null
   return out
 }
 
@@ -60,21 +67,38 @@ export function EndpointSettings(props: { ep: Endpoint; paid: boolean; onSaved: 
   const { ep } = props
   const [open, setOpen] = useState(false)
   const [v, setV] = useState<Values>(valuesOf(ep))
+  /** The settings the fields started from: edits are what differs from these. */
+  const [base, setBase] = useState<Values>(valuesOf(ep))
+  const [elsewhere, setElsewhere] = useState(false)
   const [error, setError] = useState<{ field: Field | null; message: string } | null>(null)
   const [busy, setBusy] = useState(false)
   const set = (f: Field) => (value: string) => setV((old) => ({ ...old, [f]: value }))
   const at = (f: Field) => (error?.field === f ? error.message : null)
-  const show = () => {
+  const reset = () => {
     setV(valuesOf(ep))
+    setBase(valuesOf(ep))
+    setElsewhere(false)
+  }
+  const show = () => {
+    reset()
     setError(null)
     setOpen(true)
   }
+  // New settings while open (another tab, a colleague, the API; or this dialog's own save).
+  useEffect(() => {
+    if (!open) return
+    const now = valuesOf(ep)
+    if (same(now, base)) return
+    if (same(v, base)) reset() // no edits: the fields follow
+    else if (same(v, now)) (setBase(now), setElsewhere(false)) // the change is what was typed here
+    else setElsewhere(true)
+  }, [ep, open])
 
   const save = async (e: Event) => {
     e.preventDefault()
     const bad = check(v)
     if (bad) return setError(bad)
-    const body = changes(ep, v)
+    const body = changes(base, v)
     if (!Object.keys(body).length) return setOpen(false)
     setBusy(true)
     setError(null)
@@ -130,6 +154,17 @@ export function EndpointSettings(props: { ep: Endpoint; paid: boolean; onSaved: 
             error={at('response_content_type')}
           />
           <TextArea id="set-body" label="Response body" rows={4} value={v.response_body} onValue={set('response_body')} error={at('response_body')} hint={`Up to ${MAX_BODY.toLocaleString('en-US')} characters.`} />
+          {elsewhere && (
+            <Notice kind="warn">
+              <p id="settings-elsewhere">
+                These settings were changed elsewhere (another tab, someone else or the API) while you edited them. Saving sends only the fields you changed here;{' '}
+                <button type="button" class="link" onClick={reset}>
+                  show the new settings
+                </button>{' '}
+                (drops your edits).
+              </p>
+            </Notice>
+          )}
           {error && !error.field && <FormError error={error.message} />}
           <div class="buttons">
             <button type="submit" class="primary" disabled={busy}>

@@ -1,6 +1,6 @@
 // Live events of an endpoint across API replicas: whoever changes a capture (the capture itself,
-// a forward attempt, a `listen` CLI's local delivery report) publishes to the endpoint's Redis
-// channel; every replica holds one subscriber connection and fans messages out to the streams
+// a forward attempt, a `listen` CLI's local delivery report) or the endpoint (its settings, a
+// pause or resume, its deletion) publishes to the endpoint's Redis channel; every replica holds one subscriber connection and fans messages out to the streams
 // open on it. Redis pub/sub is only the wake-up: MongoDB stays the source of truth, and a stream
 // that resumes (Last-Event-ID) reads what it missed from there (stream-routes.ts).
 import { groupLine } from '../../platform/store/group-line.ts'
@@ -11,14 +11,25 @@ import { inlineBytes } from '../store/body-store.ts'
 import type { CaptureDoc } from '../store/capture-store.ts'
 import { presentCapture } from '../store/present.ts'
 
-export type LiveEventType = 'capture' | 'forward' | 'local_delivery'
-
-export interface LiveEvent {
-  type: LiveEventType
+/** An event about one capture. */
+export interface CaptureEvent {
+  type: 'capture' | 'forward' | 'local_delivery'
   /** The capture's id (per endpoint); a `capture` event's SSE id. */
   id: number
   data: unknown
 }
+
+/**
+ * An event about the endpoint itself: `endpoint` carries it as GET …/endpoints/{token} answers it
+ * (after a PATCH, a pause, a resume); `endpoint_deleted` ends every stream of it (live-routes.ts).
+ */
+export interface EndpointEvent {
+  type: 'endpoint' | 'endpoint_deleted'
+  data: unknown
+}
+
+export type LiveEvent = CaptureEvent | EndpointEvent
+export type LiveEventType = LiveEvent['type']
 
 /** Bodies larger than this are left out of live events (clients GET …/body): bounded fan-out. */
 export const LIVE_BODY_MAX = 64 * 1024

@@ -11,7 +11,9 @@
 // console session of this origin (its HttpOnly cookie, sent by the browser) is used when there is
 // one: the console links here with no key, and the page then sends the session's CSRF token on
 // unsafe calls. The actions on a capture (replay, verify, download, delete) are calls of the same
-// management API with that key or session.
+// management API with that key or session. The stream also tells the endpoint's own changes: new
+// settings (the name in the header, the Replay target) apply at once; its deletion replaces the
+// page with a notice and ends following (nothing more can come).
 'use strict'
 ;(() => {
   const token = document.body.dataset.token
@@ -450,8 +452,11 @@
   let stream = null
   let failures = 0
   let live = false
+  /** The endpoint was deleted (its stream said so): nothing more to follow or poll. */
+  let deleted = false
 
   function showState() {
+    if (deleted) return
     const n = `${requests.size} request${requests.size === 1 ? '' : 's'}`
     statusEl.textContent = live ? `${n} · live` : `${n} · disconnected, reconnecting…`
     statusEl.classList.toggle('offline', !live)
@@ -465,10 +470,44 @@
     if (selected === id) showDetail(id)
   }
 
+  /** New settings (PATCH, pause, resume elsewhere): the name shown and the Replay target follow. */
+  function applyEndpoint(ep) {
+    endpoint = ep
+    const title = ep.name ? `${ep.name} · webhook inspector` : 'Webhook inspector'
+    document.title = title
+    document.querySelector('header h1').textContent = title
+  }
+
+  /** Deleted elsewhere (the console, another tab, the API): its captures went with it. */
+  function showDeleted() {
+    deleted = true
+    live = false
+    clearTimeout(timer)
+    requests.clear()
+    selected = null
+    listEl.replaceChildren()
+    $('filter-form').hidden = true
+    $('capture-bar').hidden = true
+    statusEl.classList.remove('offline')
+    statusEl.classList.add('deleted')
+    statusEl.textContent = 'Endpoint deleted'
+    const notice = el(
+      'div',
+      { class: 'deleted-notice', role: 'alert' },
+      el('h2', {}, 'This endpoint was deleted'),
+      el('p', {}, 'It was deleted in the console, another tab or through the API: its capture URL answers 404 now, and its captured requests were deleted with it.'),
+    )
+    detailEl.replaceChildren(notice)
+  }
+
   function onEvent(type, data) {
+    if (deleted) return
     if (type === 'capture') return addRequests([data])
     if (type === 'forward') return update(data.id, { forward: data.forward })
     if (type === 'local_delivery') return update(data.id, { local_delivery: data.local_delivery })
+    if (type === 'endpoint') return applyEndpoint(data)
+    if (type === 'endpoint_deleted') return showDeleted()
+    // Other event types (added later) are not this page's: ignored.
   }
 
   /** The Server-Sent Events wire format: fields up to a blank line; comments start with ':'. */
@@ -543,7 +582,9 @@
   async function connect() {
     try {
       await follow()
+      if (deleted) return
     } catch (err) {
+      if (deleted) return
       if (err.status === 401) return askForKey(refusedMessage())
       if (err.status === 404) return void (statusEl.textContent = 'This endpoint does not exist (any more).')
     }
