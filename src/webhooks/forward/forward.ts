@@ -161,9 +161,12 @@ export async function forwardAttempt(platform: Platform, ref: ForwardRef): Promi
   }
   // Forwarding may have been stopped while this attempt was out (forward-stop.ts dead-lettered it):
   // a failure leaves it dead, a delivery (to the target of the time) is one dead letter fewer.
-  const revived = ok ? await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': 'dead' }, update) : null
-  if (revived?.modifiedCount) await countDead(db, ref.endpoint_id, -1).catch(statsFailed)
-  const moved = revived?.modifiedCount ? revived : await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': { $ne: 'dead' } }, update)
+  // The usual case first (one write); the dead-letter case only when that one matched nothing.
+  let moved = await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': { $ne: 'dead' } }, update)
+  if (ok && moved.matchedCount === 0) {
+    moved = await coll.updateOne({ _id: cap._id, 'forward.round': ref.round, 'forward.status': 'dead' }, update)
+    if (moved.modifiedCount) await countDead(db, ref.endpoint_id, -1).catch(statsFailed)
+  }
   if (permanent && moved.modifiedCount === 1) await countDead(db, ref.endpoint_id, 1).catch(statsFailed)
   await publishForward(platform, ref, doc)
   return ok ? 'delivered' : permanent ? 'refused' : 'failed'
