@@ -39,6 +39,24 @@ describe('flags console: live updates, conflicts and failures (Chromium)', funct
     await context.close()
   })
 
+  it('a flag created before the change stream was open still shows: the list reads again once the stream is ready', async () => {
+    const own = await consoleAccount(rig)
+    const { page, context } = await openConsole(rig, own)
+    // The stream's request is held until the flag exists: the change reaches no stream.
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    await page.route('**/events', async (route) => {
+      await held
+      await route.continue()
+    })
+    await visit(page, `/projects/${own.projectId}`, 'Flags')
+    await page.getByText('No flags yet').waitFor()
+    assert.equal((await apiCall(own, 'POST', '/flags', { key: 'before-ready', type: 'boolean', default_value: false })).status, 201)
+    release()
+    await page.getByRole('row', { name: /before-ready/ }).waitFor(LIVE)
+    await context.close()
+  })
+
   it('two browsers edit one flag: the open page follows the other’s change; a stale edit gets the conflict, then reload or re-apply', async () => {
     await apiCall(acc, 'POST', '/flags', { key: 'shared', type: 'string', default_value: 'blue' })
     const a = await openConsole(rig, acc)

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
 import { cspViolations, DESKTOP, PHONE, visit } from './helpers/console.ts'
-import { get } from './helpers/http.ts'
+import { call, get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup, startTarget, type Target } from './helpers/webhooks.ts'
 import { openWebhooksConsole, startWebhooksConsole, type WebhooksPage, type WebhooksRig } from './helpers/webhooks-console.ts'
 
@@ -167,6 +167,25 @@ describe('webhooks console: settings and deletion reach other open pages live (C
       await inspect.setViewportSize(viewport)
       assert.deepEqual(await axeViolations(inspect), [], `the inspection page's deleted state at ${viewport.width}×${viewport.height}`)
     }
+  })
+
+  it('a change made before the stream was open still shows: the page reads again once it is open', async () => {
+    const key = await signup(rig.sys, 'starter')
+    const ep = await createEndpoint(rig.sys, key, { name: 'early' })
+    const p = await openWebhooksConsole(rig, key, DESKTOP)
+    pages.push(p)
+    // The stream's request is held until the change is made: it reaches no stream.
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    await p.page.route('**/stream', async (route) => {
+      await held
+      await route.continue()
+    })
+    await visit(p.page, `/endpoints/${ep.endpoint_id}`, 'early')
+    const r = await call('PATCH', api(rig.sys, `/endpoints/${ep.endpoint_id}`), { json: { name: 'renamed before the stream' }, key })
+    assert.equal(r.status, 200, r.text)
+    release()
+    await p.page.getByRole('heading', { level: 1, name: 'renamed before the stream' }).waitFor()
   })
 
   it('the inspection page follows a settings change: its title and the Replay target', async () => {

@@ -61,8 +61,18 @@ export function openProject(id: string | null): void {
   projectError.value = null
   if (!id) return
   void reloadProject(id)
+  let ready = false
   close = subscribe(`${base(id)}/events`, {
     on: {
+      // The service sends `ready` once it follows the project: a change made between the screens'
+      // first reads and that moment reached no stream, so they read once more (once per opening;
+      // a reconnect reloads through onReopen).
+      ready: () => {
+        if (ready) return
+        ready = true
+        void reloadProject(id)
+        resynced.value++
+      },
       change: (data) => {
         const ev = { ...data, n: ++n } as ChangeEvent
         if (ev.kind === 'environment' || ev.kind === 'segment' || ev.kind === 'project') void reloadProject(id)

@@ -28,13 +28,12 @@ export function watchEndpoint(token: string, on: EndpointWatch, gatherMs = 400):
     clearTimeout(timer)
     timer = setTimeout(on.onActivity, gatherMs)
   }
-  let opened = false
   live.value = 'connecting'
   es.onopen = () => {
     live.value = 'open'
-    // After a reconnect, what happened meanwhile (settings included) is read again.
-    if (opened) bump()
-    opened = true
+    // What happened before the stream was open reached no stream: read again, on the first open
+    // too (a capture between the page's first read and the stream's start), settings included.
+    bump()
   }
   es.onerror = () => {
     if (live.value !== 'ended') live.value = 'down'
