@@ -1,98 +1,23 @@
-// Sign-in: paste an API key, or create an account (the key is shown once, with a copy button, and
-// then exchanged for a session). The key goes to the service once and is never kept by the page:
-// the session is an HttpOnly cookie.
-import { useState } from 'preact/hooks'
-import { ApiError } from '../ui/api.ts'
-import { CopyBlock } from '../ui/copy.tsx'
-import { FormError, TextField } from '../ui/fields.tsx'
-import { Notice, Page } from '../ui/page.tsx'
+// The flags console's sign-in (the shared screen, src/console/ui/sign-in.tsx): an fb_ key, or a new
+// account whose first session opens its project.
+import { SignInScreen } from '../ui/sign-in.tsx'
 import { afterSignIn, endedBecause, signInWithKey, signUp } from './session.ts'
 
 export function SignIn() {
-  const [key, setKey] = useState('')
-  const [keyError, setKeyError] = useState<string | null>(null)
-  const [email, setEmail] = useState('')
-  const [emailError, setEmailError] = useState<string | null>(null)
-  const [created, setCreated] = useState<{ api_key: string; project: { id: string } } | null>(null)
-  const [busy, setBusy] = useState(false)
-  const [formError, setFormError] = useState<string | null>(null)
-
-  const useKey = async (k: string, then?: string) => {
-    setBusy(true)
-    setKeyError(null)
-    setFormError(null)
-    try {
-      if (then) afterSignIn.value = then
-      await signInWithKey(k) // the app then opens afterSignIn
-    } catch (e) {
-      const msg = e instanceof ApiError && e.status === 401 ? 'That API key is not valid (or was revoked).' : (e as Error).message
-      if (created) setFormError(msg)
-      else setKeyError(msg)
-    } finally {
-      setBusy(false)
-    }
-  }
-
-  if (created)
-    return (
-      <Page title="Your API key">
-        <div class="keyshow">
-          <p>
-            <strong>Save this API key now: it is shown only once.</strong> It opens your account from scripts and from this console.
-          </p>
-          <CopyBlock text={created.api_key} what="API key" />
-        </div>
-        <FormError error={formError} />
-        <p>
-          <button class="primary" disabled={busy} onClick={() => useKey(created.api_key, `/projects/${created.project.id}`)}>
-            I have saved it: open the console
-          </button>
-        </p>
-      </Page>
-    )
-
   return (
-    <Page title="Sign in">
-      {endedBecause.value && <Notice kind="warn">{/^(Not signed in|Unauthorized)/.test(endedBecause.value) ? 'Your session has ended (signed out elsewhere, expired, or its key was changed). Sign in again.' : endedBecause.value}</Notice>}
-      <div class="side-by-side">
-        <form
-          class="card"
-          aria-labelledby="with-key"
-          onSubmit={(e) => {
-            e.preventDefault()
-            if (!key.trim().startsWith('fb_')) return setKeyError('An API key starts with fb_')
-            void useKey(key)
-          }}
-        >
-          <h2 id="with-key">Sign in with your API key</h2>
-          <TextField id="api-key" label="API key" type="password" autoComplete="off" spellcheck={false} required value={key} error={keyError} hint="The fb_… key you got when you signed up." onValue={setKey} />
-          <button type="submit" class="primary" disabled={busy}>
-            Sign in
-          </button>
-        </form>
-        <form
-          class="card"
-          aria-labelledby="new-account"
-          onSubmit={async (e) => {
-            e.preventDefault()
-            setBusy(true)
-            setEmailError(null)
-            try {
-              setCreated(await signUp(email.trim()))
-            } catch (err) {
-              setEmailError((err as Error).message)
-            } finally {
-              setBusy(false)
-            }
-          }}
-        >
-          <h2 id="new-account">Create an account</h2>
-          <TextField id="email" label="E-mail" type="email" autoComplete="email" required value={email} error={emailError} onValue={setEmail} />
-          <button type="submit" disabled={busy}>
-            Sign up
-          </button>
-        </form>
-      </div>
-    </Page>
+    <SignInScreen
+      keyPrefix="fb_"
+      prefixError="An API key starts with fb_"
+      refused="That API key is not valid (or was revoked)."
+      say={(e) => (e as Error).message}
+      endedBecause={endedBecause}
+      endedText={(reason) => (/^(Not signed in|Unauthorized)/.test(reason) ? 'Your session has ended (signed out elsewhere, expired, or its key was changed). Sign in again.' : reason)}
+      signInWithKey={signInWithKey}
+      signUp={signUp}
+      newKeyText={() => 'It opens your account from scripts and from this console.'}
+      openLabel="I have saved it: open the console"
+      openAt={(created) => `/projects/${created.project.id}`}
+      afterSignIn={afterSignIn}
+    />
   )
 }
