@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
-import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsoleRig } from './helpers/console.ts'
+import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsoleRig, tabToSelector } from './helpers/console.ts'
 import type { FlagsAccount } from './helpers/flags.ts'
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -236,22 +236,7 @@ describe('flags console: editing segments and the project history (Chromium)', f
     await context.close()
   })
 
-  /** Presses Tab until the focused element is `target`; each stop must show a visible focus ring. */
-  async function tabTo(page: Page, target: string, max = 120): Promise<void> {
-    for (let i = 0; i < max; i++) {
-      await page.keyboard.press('Tab')
-      const f = await page.evaluate((sel) => {
-        const e = document.activeElement as HTMLElement | null
-        if (!e || e === document.body) return { at: false, ring: true, what: 'body' }
-        const cs = getComputedStyle(e)
-        const ring = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2
-        return { at: e.matches(sel), ring, what: `${e.tagName.toLowerCase()}#${e.id} ${(e.textContent ?? '').trim().slice(0, 30)}` }
-      }, target)
-      assert.ok(f.ring, `no visible focus on ${f.what}`)
-      if (f.at) return
-    }
-    assert.fail(`${target} not reached with Tab`)
-  }
+  const tabTo = (page: Page, target: string, max = 120) => tabToSelector(page, target, { max })
 
   it('keyboard only: edit a segment and save it; open the project history, filter it and page it; focus always visible', async () => {
     const { page, context } = await openConsole(rig, acc)

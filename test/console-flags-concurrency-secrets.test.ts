@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import type { Locator, Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
-import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, startConsole, visit, type ConsolePage, type ConsoleRig } from './helpers/console.ts'
+import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, startConsole, visit, type ConsoleRig, pageErrors, focusOn } from './helpers/console.ts'
 import type { FlagsAccount } from './helpers/flags.ts'
 
 const HOOK = 'https://hooks.example.com/flags'
@@ -15,9 +15,8 @@ const HOOK = 'https://hooks.example.com/flags'
 const originsOf = async (a: FlagsAccount) => (await apiCall(a, 'GET', '')).json.allowed_origins as string[]
 const onlyWebhook = async (a: FlagsAccount) => (await apiCall(a, 'GET', '/webhooks')).json.webhooks[0]
 /** Errors of the page but the browser's own line for each 4xx answer (the 412s these tests ask for). */
-const pageErrors = (cp: ConsolePage) => cp.errors.filter((e) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(e))
 const originsEditor = (page: Page) => page.locator('section.card', { has: page.getByRole('heading', { name: 'Allowed origins (web pages)' }) })
-const focused = (page: Page, sel: string) => page.waitForFunction((s) => document.activeElement?.matches(s) ?? false, sel, { timeout: 5_000 })
+const focused = focusOn
 
 async function addOrigin(editor: Locator, origin: string): Promise<void> {
   await editor.getByLabel('Only the origins listed').check()

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
 import { axeViolations } from './helpers/a11y.ts'
-import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsolePage, type ConsoleRig } from './helpers/console.ts'
+import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsoleRig, tabToSelector, pageErrors, focusOn } from './helpers/console.ts'
 import type { FlagsAccount } from './helpers/flags.ts'
 import { ENVIRONMENT_NAME_RE } from '../src/flags/environment-routes.ts'
 import { allowedOriginsSchema } from '../src/flags/flag-schema.ts'
@@ -30,26 +30,10 @@ const onlyWebhook = async (a: FlagsAccount) => {
 }
 
 /** Errors of the page but the browser's own line for each 4xx answer (the refusals these tests ask for). */
-const pageErrors = (cp: ConsolePage) => cp.errors.filter((e) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(e))
 
-/** Presses Tab (Shift+Tab when `back`) until the focused element matches `target`; each stop must show a visible focus ring. */
-async function tabTo(page: Page, target: string, max = 120, back = false): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab')
-    const f = await page.evaluate((sel) => {
-      const e = document.activeElement as HTMLElement | null
-      if (!e || e === document.body) return { at: false, ring: true, what: 'body' }
-      const cs = getComputedStyle(e)
-      const ring = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2
-      return { at: e.matches(sel), ring, what: `${e.tagName.toLowerCase()}#${e.id} ${(e.textContent ?? '').trim().slice(0, 30)}` }
-    }, target)
-    assert.ok(f.ring, `no visible focus on ${f.what}`)
-    if (f.at) return
-  }
-  assert.fail(`${target} not reached with Tab`)
-}
+const tabTo = (page: Page, target: string, max = 120, back = false) => tabToSelector(page, target, { max, back })
 
-const focused = (page: Page, sel: string) => page.waitForFunction((s) => document.activeElement?.matches(s) ?? false, sel, { timeout: 5_000 })
+const focused = focusOn
 
 describe('flags console: environment rename, allowed origins, webhook edit (Chromium)', function () {
   this.timeout(90_000)

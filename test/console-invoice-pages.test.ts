@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core'
 import { CONSOLE_CSP, consoleCsp } from '../src/platform/http/console-pages.ts'
 import { CONSOLE_PATHS } from '../src/invoice/app.ts'
 import { axeViolations } from './helpers/a11y.ts'
-import { cspViolations, DESKTOP, PHONE, shot, visit, type ConsolePage, type ConsoleRig } from './helpers/console.ts'
+import { cspViolations, DESKTOP, PHONE, shot, visit, type ConsolePage, type ConsoleRig, focusedElement, tabUntil } from './helpers/console.ts'
 import { invoiceAccount, openInvoiceConsole, startInvoiceConsole } from './helpers/console-invoice.ts'
 import { assertJsonError, call, get, post } from './helpers/http.ts'
 import { pdfText } from './helpers/pdf.ts'
@@ -135,18 +135,8 @@ describe('invoice console: pages, budget, accessibility, keyboard (Chromium)', f
     const { page } = await open(key)
     await visit(page, '/', 'New invoice')
     await settled(page)
-    const focused = () =>
-      page.evaluate(() => {
-        const e = document.activeElement as HTMLElement | null
-        return e ? `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 60)}` : ''
-      })
-    const tabTo = async (want: RegExp, max = 120) => {
-      for (let i = 0; i < max; i++) {
-        await page.keyboard.press('Tab')
-        if (want.test(await focused())) return
-      }
-      throw new Error(`Tab never reached ${want}; last ${await focused()}`)
-    }
+    const focused = () => focusedElement(page)
+    const tabTo = (want: RegExp) => tabUntil(page, want, 120)
     await tabTo(/^input#f-invoice_number/)
     await page.keyboard.press('Control+A')
     await page.keyboard.type('KB-1')

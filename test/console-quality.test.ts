@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { gzipSync } from 'node:zlib'
 import type { Page } from 'playwright-core'
 import { axeViolations, contrastOf } from './helpers/a11y.ts'
-import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsoleRig } from './helpers/console.ts'
+import { apiCall, consoleAccount, cspViolations, DESKTOP, openConsole, PHONE, shot, startConsole, visit, type ConsoleRig, tabToSelector } from './helpers/console.ts'
 import type { FlagsAccount } from './helpers/flags.ts'
 
 const CSP =
@@ -103,22 +103,7 @@ describe('flags console: accessibility, keyboard, CSP and size (Chromium)', func
     await context.close()
   })
 
-  /** Presses Tab until the focused element is `target`; each stop must show a visible focus ring. */
-  async function tabTo(page: Page, target: string, max = 80): Promise<void> {
-    for (let i = 0; i < max; i++) {
-      await page.keyboard.press('Tab')
-      const f = await page.evaluate((sel) => {
-        const e = document.activeElement as HTMLElement | null
-        if (!e || e === document.body) return { at: false, ring: true, what: 'body' }
-        const cs = getComputedStyle(e)
-        const ring = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2
-        return { at: e.matches(sel), ring, what: `${e.tagName.toLowerCase()}#${e.id} ${(e.textContent ?? '').trim().slice(0, 30)}` }
-      }, target)
-      assert.ok(f.ring, `no visible focus on ${f.what}`)
-      if (f.at) return
-    }
-    assert.fail(`${target} not reached with Tab`)
-  }
+  const tabTo = (page: Page, target: string) => tabToSelector(page, target, { max: 80 })
 
   it('keyboard only: sign in, open the project, create a flag, add a rule, save, turn it on; focus always visible', async () => {
     const { page, context } = await openConsole(rig, null)

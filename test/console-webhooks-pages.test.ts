@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib'
 import { CONSOLE_CSP } from '../src/platform/http/console-pages.ts'
 import { CONSOLE_PATHS } from '../src/webhooks/app.ts'
 import { axeViolations } from './helpers/a11y.ts'
-import { cspViolations, DESKTOP, PHONE, shot, visit } from './helpers/console.ts'
+import { cspViolations, DESKTOP, PHONE, shot, visit, focusedElement, tabUntil } from './helpers/console.ts'
 import { assertJsonError, call, get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { openWebhooksConsole, startWebhooksConsole, type WebhooksPage, type WebhooksRig } from './helpers/webhooks-console.ts'
@@ -148,17 +148,8 @@ describe('webhooks console: pages, budget, accessibility, keyboard (Chromium)', 
     assert.ok(fwd.endpoint_id)
     const { page } = await open(k)
     await visit(page, '/endpoints', 'Endpoints')
-    const focused = () => page.evaluate(() => {
-      const e = document.activeElement as HTMLElement | null
-      return e ? `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 60)}` : ''
-    })
-    const tabTo = async (want: RegExp, max = 60) => {
-      for (let i = 0; i < max; i++) {
-        await page.keyboard.press('Tab')
-        if (want.test(await focused())) return
-      }
-      throw new Error(`Tab never reached ${want}; last ${await focused()}`)
-    }
+    const focused = () => focusedElement(page)
+    const tabTo = (want: RegExp) => tabUntil(page, want, 60)
     await tabTo(/^input#ep-name/)
     await page.keyboard.type('made by keyboard')
     await page.keyboard.press('Enter')

@@ -5,7 +5,7 @@
 // works with the keyboard only, and is free of serious axe-core violations at 1280×800 and 390×844.
 import assert from 'node:assert/strict'
 import { axeViolations } from './helpers/a11y.ts'
-import { cspViolations, DESKTOP, PHONE, shot, visit } from './helpers/console.ts'
+import { cspViolations, DESKTOP, PHONE, shot, visit, focusedElement, tabUntil } from './helpers/console.ts'
 import { get } from './helpers/http.ts'
 import { api, capture, createEndpoint, signup, startTarget, waitFor, type Target } from './helpers/webhooks.ts'
 import { openWebhooksConsole, startWebhooksConsole, type WebhooksPage, type WebhooksRig } from './helpers/webhooks-console.ts'
@@ -116,18 +116,8 @@ describe('webhooks console: editing an endpoint\'s settings (Chromium)', functio
     const ep = await createEndpoint(rig.sys, key, { name: 'by keys' })
     const { page } = await open(key)
     await visit(page, `/endpoints/${ep.endpoint_id}`, 'by keys')
-    const focused = () =>
-      page.evaluate(() => {
-        const e = document.activeElement as HTMLElement | null
-        return e ? `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 60)}` : ''
-      })
-    const tabTo = async (want: RegExp, max = 40) => {
-      for (let i = 0; i < max; i++) {
-        await page.keyboard.press('Tab')
-        if (want.test(await focused())) return
-      }
-      throw new Error(`Tab never reached ${want}; last ${await focused()}`)
-    }
+    const focused = () => focusedElement(page)
+    const tabTo = (want: RegExp) => tabUntil(page, want, 40)
     await tabTo(/^button:Edit settings$/)
     await page.keyboard.press('Enter')
     await page.getByRole('dialog').waitFor()

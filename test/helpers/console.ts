@@ -3,6 +3,7 @@
 // through the API (the sign-in form itself is tested once), and what a page reports: CSP
 // violations, console errors, uncaught exceptions. Screenshots go to docs/console/ (viewport only,
 // device scale 1, so the PNGs stay small).
+import assert from 'node:assert/strict'
 import path from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchChromium } from './browser.ts'
@@ -119,4 +120,43 @@ export async function apiCall(a: FlagsAccount, method: string, pathAndQuery: str
   })
   const text = await r.text()
   return { status: r.status, json: text ? JSON.parse(text) : null, etag: r.headers.get('etag') }
+}
+
+/** Console errors of a page other than the browser's note of a 4xx answer (the refusals a test provokes). */
+export const pageErrors = (cp: ConsolePage) => cp.errors.filter((e) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(e))
+
+/** Waits until the focused element matches `selector`. */
+export const focusOn = (page: Page, selector: string) => page.waitForFunction((s) => document.activeElement?.matches(s) ?? false, selector, { timeout: 5_000 })
+
+/** Presses Tab (Shift+Tab when `back`) until the focused element matches `selector`; every stop must show a visible focus ring. */
+export async function tabToSelector(page: Page, selector: string, opts: { max?: number; back?: boolean } = {}): Promise<void> {
+  for (let i = 0; i < (opts.max ?? 120); i++) {
+    await page.keyboard.press(opts.back ? 'Shift+Tab' : 'Tab')
+    const f = await page.evaluate((sel) => {
+      const e = document.activeElement as HTMLElement | null
+      if (!e || e === document.body) return { at: false, ring: true, what: 'body' }
+      const cs = getComputedStyle(e)
+      const ring = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2
+      return { at: e.matches(sel), ring, what: `${e.tagName.toLowerCase()}#${e.id} ${(e.textContent ?? '').trim().slice(0, 30)}` }
+    }, selector)
+    assert.ok(f.ring, `no visible focus on ${f.what}`)
+    if (f.at) return
+  }
+  assert.fail(`${selector} not reached with Tab`)
+}
+
+/** The focused element as `tag#id:its label or text` (the first 60 characters). */
+export const focusedElement = (page: Page): Promise<string> =>
+  page.evaluate(() => {
+    const e = document.activeElement as HTMLElement | null
+    return e ? `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 60)}` : ''
+  })
+
+/** Presses Tab until focusedElement matches `want`. */
+export async function tabUntil(page: Page, want: RegExp, max = 120): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab')
+    if (want.test(await focusedElement(page))) return
+  }
+  throw new Error(`Tab never reached ${want}; last ${await focusedElement(page)}`)
 }
